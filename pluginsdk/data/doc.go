@@ -1,0 +1,22 @@
+// Package data is Sluice's copy of Kafka Connect's data API: schemas, structs,
+// logical types, headers and the source and sink records connectors exchange
+// with the worker. Worker and plugins share it: the worker's converters and
+// transforms operate on these values, and package wire moves them across the
+// plugin boundary.
+//
+// Go representation of values, by schema type:
+//
+//	INT8 int8, INT16 int16, INT32 int32, INT64 int64
+//	FLOAT32 float32, FLOAT64 float64, BOOLEAN bool, STRING string, BYTES []byte
+//	ARRAY []any
+//	MAP   map[string]any when every key is a string, otherwise Map (ordered entries);
+//	      readers accept both
+//	STRUCT *Struct
+//	Decimal Decimal, Date/Time/Timestamp time.Time (UTC)
+//
+// Schemaless values (nil schema) use the same Go types; numbers read from
+// schemaless JSON are int64 or float64, as JsonConverter produces them.
+//
+// A value of type Raw is bytes the connector already serialized: the worker
+// writes them to Kafka as they are and skips the converter.
+package data
