@@ -1,0 +1,91 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseProperties(t *testing.T) {
+	in := `# comment
+! other comment
+bootstrap.servers=localhost:9092
+key.converter : org.apache.kafka.connect.json.JsonConverter
+plugin.path /a,\
+    /b
+  spaced.key = value with spaces  
+escaped\=key=v\tx\u0041
+empty=
+`
+	got, err := ParseProperties(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"bootstrap.servers": "localhost:9092",
+		"key.converter":     "org.apache.kafka.connect.json.JsonConverter",
+		"plugin.path":       "/a,/b",
+		"spaced.key":        "value with spaces  ",
+		"escaped=key":       "v\txA",
+		"empty":             "",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v\nwant %#v", got, want)
+	}
+}
+
+func TestParsePropertiesErrorNamesLine(t *testing.T) {
+	_, err := ParseProperties(strings.NewReader("a=1\nb=\\u12\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("want an error naming line 2, got %v", err)
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	got := EnvOverrides([]string{
+		"CONNECT_BOOTSTRAP_SERVERS=k:9092",
+		"CONNECT_PLUGIN__PATH=x",
+		"CONNECT_A___B=y",
+		"OTHER=z",
+		"CONNECT_=ignored",
+	}, EnvPrefix)
+	want := map[string]string{"bootstrap.servers": "k:9092", "plugin_path": "x", "a-b": "y"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v want %v", got, want)
+	}
+}
+
+func TestParseConnectorConfig(t *testing.T) {
+	cases := []struct {
+		name, in  string
+		wantName  string
+		wantState string
+		wantErr   string
+	}{
+		{name: "flat json", in: `{"name":"a","connector.class":"X"}`, wantName: "a"},
+		{name: "create request", in: `{"name":"b","config":{"connector.class":"X"},"initial_state":"paused"}`, wantName: "b", wantState: "PAUSED"},
+		{name: "properties", in: "name=c\nconnector.class=X\n", wantName: "c"},
+		{name: "mismatched name", in: `{"name":"b","config":{"name":"z"}}`, wantErr: "doesn't match"},
+		{name: "bad state", in: `{"name":"b","config":{},"initial_state":"GONE"}`, wantErr: "initial_state"},
+		{name: "malformed json", in: "{\"name\":\n\"a\",,}", wantErr: "line 2"},
+		{name: "no name", in: "connector.class=X\n", wantErr: "no \"name\""},
+		{name: "non-string value", in: `{"name":"a","tasks.max":2}`, wantErr: "JSON object of strings"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cf, err := ParseConnectorConfig([]byte(c.in))
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("want error containing %q, got %v", c.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cf.Name != c.wantName || cf.InitialState != c.wantState || cf.Config["name"] != c.wantName {
+				t.Fatalf("got %+v", cf)
+			}
+		})
+	}
+}

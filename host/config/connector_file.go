@@ -1,0 +1,127 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Target states a connector may be created in (KIP-980 initial_state).
+const (
+	StateRunning = "RUNNING"
+	StatePaused  = "PAUSED"
+	StateStopped = "STOPPED"
+)
+
+// ConnectorFile is one connector given on the standalone command line.
+type ConnectorFile struct {
+	Name         string
+	Config       map[string]string
+	InitialState string // empty = RUNNING
+}
+
+// ReadConnectorFile reads a connector configuration the way connect-standalone
+// does, trying in order: a JSON object of string settings (with "name"), a
+// JSON create request {"name","config","initial_state"} (config.name, if
+// present, must equal name), a .properties file (with "name").
+func ReadConnectorFile(path string) (*ConnectorFile, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read connector config: %w", err)
+	}
+	cf, err := ParseConnectorConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cf, nil
+}
+
+// ParseConnectorConfig parses the bytes of a connector config file.
+func ParseConnectorConfig(raw []byte) (*ConnectorFile, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		return parseConnectorJSON(trimmed)
+	}
+	props, err := ParseProperties(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	name := props["name"]
+	if name == "" {
+		return nil, fmt.Errorf("connector configuration has no \"name\"")
+	}
+	return &ConnectorFile{Name: name, Config: props}, nil
+}
+
+func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
+	var generic map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		return nil, fmt.Errorf("malformed JSON: %w", describeJSONError(raw, err))
+	}
+	if cfgRaw, ok := generic["config"]; ok && bytes.HasPrefix(bytes.TrimSpace(cfgRaw), []byte("{")) {
+		var req struct {
+			Name         string            `json:"name"`
+			Config       map[string]string `json:"config"`
+			InitialState string            `json:"initial_state"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, fmt.Errorf("create request: %w", describeJSONError(raw, err))
+		}
+		if req.Name == "" {
+			req.Name = req.Config["name"]
+		}
+		if req.Name == "" {
+			return nil, fmt.Errorf("create request has no \"name\"")
+		}
+		if n, ok := req.Config["name"]; ok && n != req.Name {
+			return nil, fmt.Errorf("connector name configuration (%s) doesn't match connector name in the URL (%s)", n, req.Name)
+		}
+		st := strings.ToUpper(req.InitialState)
+		switch st {
+		case "", StateRunning, StatePaused, StateStopped:
+		default:
+			return nil, fmt.Errorf("invalid initial_state %q: must be one of RUNNING, PAUSED, STOPPED", req.InitialState)
+		}
+		if req.Config == nil {
+			req.Config = map[string]string{}
+		}
+		req.Config["name"] = req.Name
+		return &ConnectorFile{Name: req.Name, Config: req.Config, InitialState: st}, nil
+	}
+	var flat map[string]string
+	if err := json.Unmarshal(raw, &flat); err != nil {
+		return nil, fmt.Errorf("connector config must be a JSON object of strings: %w", describeJSONError(raw, err))
+	}
+	if flat["name"] == "" {
+		return nil, fmt.Errorf("connector configuration has no \"name\"")
+	}
+	return &ConnectorFile{Name: flat["name"], Config: flat}, nil
+}
+
+// describeJSONError adds the line and column of a syntax error.
+func describeJSONError(raw []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	off := int64(-1)
+	switch {
+	case asErr(err, &se):
+		off = se.Offset
+	case asErr(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return err
+	}
+	line, col := 1, 1
+	for _, c := range raw[:min(int(off), len(raw))] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Errorf("line %d column %d: %w", line, col, err)
+}
