@@ -1,0 +1,182 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// FileOffsetStore keeps source offsets in one local file
+// (offset.storage.file.filename). Every Set rewrites the whole file
+// atomically: a temporary file in the same directory, fsync, rename, fsync of
+// the directory, so a crash leaves either the old or the new file.
+//
+// The file is JSON, {"version":1,"offsets":[{"key":K,"value":V},...]}, where
+// K and V are the exact offsets-topic key and value strings of Kafka Connect.
+// (Kafka Connect's own file is a Java-serialized HashMap of the same bytes;
+// Sluice does not read or write Java serialization.)
+type FileOffsetStore struct {
+	path string
+
+	mu   sync.Mutex
+	data map[string]map[string][]byte // connector → canonical partition → offset
+}
+
+type offsetFile struct {
+	Version int               `json:"version"`
+	Offsets []offsetFileEntry `json:"offsets"`
+}
+
+type offsetFileEntry struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// OpenFileOffsetStore loads the file; a missing or empty file means no offsets.
+func OpenFileOffsetStore(path string) (*FileOffsetStore, error) {
+	s := &FileOffsetStore{path: path, data: map[string]map[string][]byte{}}
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(raw) == 0) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read offsets file: %w", err)
+	}
+	var f offsetFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("offsets file %s is corrupt: %w", path, err)
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("offsets file %s: unsupported version %d", path, f.Version)
+	}
+	for _, e := range f.Offsets {
+		conn, part, err := ParseOffsetKey([]byte(e.Key))
+		if err != nil {
+			return nil, fmt.Errorf("offsets file %s: %w", path, err)
+		}
+		if s.data[conn] == nil {
+			s.data[conn] = map[string][]byte{}
+		}
+		s.data[conn][string(part)] = []byte(e.Value)
+	}
+	return s, nil
+}
+
+// Get implements OffsetStore.
+func (s *FileOffsetStore) Get(_ context.Context, connector string, partitions [][]byte) (map[string][]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]byte{}
+	for _, p := range partitions {
+		cp, err := CanonicalJSON(p)
+		if err != nil {
+			return nil, fmt.Errorf("source partition: %w", err)
+		}
+		if v, ok := s.data[connector][string(cp)]; ok {
+			out[string(cp)] = v
+		}
+	}
+	return out, nil
+}
+
+// All implements OffsetStore.
+func (s *FileOffsetStore) All(_ context.Context, connector string) ([]OffsetEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]OffsetEntry, 0, len(s.data[connector]))
+	for p, v := range s.data[connector] {
+		out = append(out, OffsetEntry{Partition: []byte(p), Offset: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return string(out[i].Partition) < string(out[j].Partition) })
+	return out, nil
+}
+
+// Set implements OffsetStore: the entries are merged in and the file is
+// rewritten before Set returns.
+func (s *FileOffsetStore) Set(_ context.Context, connector string, entries []OffsetEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.data[connector]
+	if m == nil {
+		m = map[string][]byte{}
+		s.data[connector] = m
+	}
+	for _, e := range entries {
+		cp, err := CanonicalJSON(e.Partition)
+		if err != nil {
+			return fmt.Errorf("store offset: source partition: %w", err)
+		}
+		if e.Offset == nil {
+			delete(m, string(cp))
+			continue
+		}
+		co, err := CanonicalJSON(e.Offset)
+		if err != nil {
+			return fmt.Errorf("store offset: source offset: %w", err)
+		}
+		m[string(cp)] = co
+	}
+	return s.writeLocked()
+}
+
+func (s *FileOffsetStore) writeLocked() error {
+	f := offsetFile{Version: 1, Offsets: []offsetFileEntry{}}
+	conns := make([]string, 0, len(s.data))
+	for c := range s.data {
+		conns = append(conns, c)
+	}
+	sort.Strings(conns)
+	for _, c := range conns {
+		parts := make([]string, 0, len(s.data[c]))
+		for p := range s.data[c] {
+			parts = append(parts, p)
+		}
+		sort.Strings(parts)
+		for _, p := range parts {
+			f.Offsets = append(f.Offsets, offsetFileEntry{Key: string(OffsetKey(c, []byte(p))), Value: string(s.data[c][p])})
+		}
+	}
+	raw, err := json.MarshalIndent(f, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode offsets file: %w", err)
+	}
+	return writeFileAtomic(s.path, raw)
+}
+
+// writeFileAtomic replaces path with raw: temp file, fsync, rename, dir fsync.
+func writeFileAtomic(path string, raw []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(raw); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package storage
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCanonicalJSON(t *testing.T) {
+	got, err := CanonicalJSON([]byte(` {"b": 1, "a": {"z": 12345678901234567890, "y": 1.50}} `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":{"y":1.50,"z":12345678901234567890},"b":1}`; string(got) != want {
+		t.Fatalf("got %s want %s", got, want)
+	}
+	if _, err := CanonicalJSON([]byte(`{"a":1} x`)); err == nil {
+		t.Fatal("trailing data accepted")
+	}
+}
+
+func TestOffsetKeyRoundTrip(t *testing.T) {
+	k := OffsetKey("my-conn", []byte(`{"filename":"/tmp/in.txt"}`))
+	if want := `["my-conn",{"filename":"/tmp/in.txt"}]`; string(k) != want {
+		t.Fatalf("key %s want %s", k, want)
+	}
+	c, p, err := ParseOffsetKey([]byte(`["my-conn", {"z":1,"filename":"/tmp/in.txt"}]`))
+	if err != nil || c != "my-conn" || string(p) != `{"filename":"/tmp/in.txt","z":1}` {
+		t.Fatalf("parse: %q %s %v", c, p, err)
+	}
+}
+
+func TestFileOffsetStorePersistsAndReloads(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "offsets.json")
+	s, err := OpenFileOffsetStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx, "a", []OffsetEntry{
+		{Partition: []byte(`{"f":"x"}`), Offset: []byte(`{"position":10}`)},
+		{Partition: []byte(`{"f":"y"}`), Offset: []byte(`{"position":20}`)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx, "b", []OffsetEntry{{Partition: []byte(`{"f":"x"}`), Offset: []byte(`{"position":1}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	// Overwrite one and delete another.
+	if err := s.Set(ctx, "a", []OffsetEntry{
+		{Partition: []byte(`{ "f" : "x" }`), Offset: []byte(`{"position":11}`)},
+		{Partition: []byte(`{"f":"y"}`), Offset: nil},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if !strings.Contains(string(raw), `"key": "[\"a\",{\"f\":\"x\"}]"`) {
+		t.Fatalf("file does not hold Kafka Connect keys:\n%s", raw)
+	}
+	s2, err := OpenFileOffsetStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s2.Get(ctx, "a", [][]byte{[]byte(`{"f":"x"}`), []byte(`{"f":"y"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || string(got[`{"f":"x"}`]) != `{"position":11}` {
+		t.Fatalf("reloaded a: %q", got)
+	}
+	all, _ := s2.All(ctx, "b")
+	if len(all) != 1 || string(all[0].Offset) != `{"position":1}` {
+		t.Fatalf("reloaded b: %q", all)
+	}
+	// No temporary files are left behind.
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("directory holds %d entries, want only the offsets file", len(entries))
+	}
+}
+
+func TestFileOffsetStoreCorruptFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "offsets.json")
+	os.WriteFile(path, []byte("{not json"), 0o644)
+	if _, err := OpenFileOffsetStore(path); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("want corrupt-file error, got %v", err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	os.WriteFile(empty, nil, 0o644)
+	if _, err := OpenFileOffsetStore(empty); err != nil {
+		t.Fatalf("empty file: %v", err)
+	}
+}
