@@ -17,6 +17,12 @@
 // Schemaless values (nil schema) use the same Go types; numbers read from
 // schemaless JSON are int64 or float64, as JsonConverter produces them.
 //
+// Schemas are built with SchemaBuilder (StructBuilder().Name(..).Field(..)),
+// ArrayOf and MapOf, or written as literals; either way they are values not
+// to be modified once used. SchemaEqual and ValueEqual compare by content,
+// the way Kafka Connect's equals does; String and FormatValue render schemas
+// and values for messages.
+//
 // A value of type Raw is bytes the connector already serialized: the worker
 // writes them to Kafka as they are and skips the converter.
 package data

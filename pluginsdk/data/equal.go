@@ -1,6 +1,10 @@
 package data
 
-import "reflect"
+import (
+	"bytes"
+	"reflect"
+	"time"
+)
 
 // SchemaEqual reports whether two schemas are equal in every attribute,
 // recursively (ConnectSchema.equals).
@@ -25,7 +29,7 @@ func SchemaEqual(a, b *Schema) bool {
 			return false
 		}
 	}
-	if !reflect.DeepEqual(a.Default, b.Default) {
+	if !ValueEqual(a.Default, b.Default) {
 		return false
 	}
 	if len(a.Fields) != len(b.Fields) {
@@ -37,4 +41,106 @@ func SchemaEqual(a, b *Schema) bool {
 		}
 	}
 	return SchemaEqual(a.KeySchema, b.KeySchema) && SchemaEqual(a.ValueSchema, b.ValueSchema)
+}
+
+// ValueEqual reports whether two values are equal as Connect values: decimals
+// by unscaled value and scale, times by instant, bytes by content, structs by
+// schema and field values, arrays element-wise, maps by content (a Map with
+// only string keys equals the map[string]any of the same entries). Other
+// values compare with reflect.DeepEqual.
+func ValueEqual(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case Decimal:
+		y, ok := b.(Decimal)
+		if !ok || x.Scale != y.Scale {
+			return false
+		}
+		return bigOrZero(x.Unscaled).Cmp(bigOrZero(y.Unscaled)) == 0
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Equal(y)
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case Raw:
+		y, ok := b.(Raw)
+		return ok && bytes.Equal(x, y)
+	case *Struct:
+		y, ok := b.(*Struct)
+		if !ok {
+			return false
+		}
+		if x == nil || y == nil {
+			return x == y
+		}
+		if !SchemaEqual(x.schema, y.schema) {
+			return false
+		}
+		for i := range x.values {
+			if !ValueEqual(x.values[i], y.values[i]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !ValueEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		switch y := b.(type) {
+		case map[string]any:
+			if len(x) != len(y) {
+				return false
+			}
+			for k, v := range x {
+				w, ok := y[k]
+				if !ok || !ValueEqual(v, w) {
+					return false
+				}
+			}
+			return true
+		case Map:
+			return ValueEqual(y, x)
+		}
+		return false
+	case Map:
+		switch y := b.(type) {
+		case Map:
+			if len(x) != len(y) {
+				return false
+			}
+			for i := range x {
+				if !ValueEqual(x[i].Key, y[i].Key) || !ValueEqual(x[i].Value, y[i].Value) {
+					return false
+				}
+			}
+			return true
+		case map[string]any:
+			if len(x) != len(y) {
+				return false
+			}
+			for _, e := range x {
+				k, ok := e.Key.(string)
+				if !ok {
+					return false
+				}
+				w, ok := y[k]
+				if !ok || !ValueEqual(e.Value, w) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return reflect.DeepEqual(a, b)
 }

@@ -17,7 +17,19 @@ const (
 	DecimalScaleParam = "scale"
 )
 
-var one = int32(1)
+// versionOne returns a fresh pointer so that no two schemas share (and can
+// corrupt) one version variable.
+func versionOne() *int32 {
+	v := int32(1)
+	return &v
+}
+
+func bigOrZero(n *big.Int) *big.Int {
+	if n == nil {
+		return new(big.Int)
+	}
+	return n
+}
 
 // Decimal is a value of the Decimal logical type: Unscaled × 10^-Scale.
 type Decimal struct {
@@ -27,19 +39,19 @@ type Decimal struct {
 
 // String formats the decimal in plain notation ("12.34").
 func (d Decimal) String() string {
-	if d.Unscaled == nil {
-		return "0"
-	}
-	r := new(big.Rat).SetFrac(d.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil))
+	u := bigOrZero(d.Unscaled)
 	if d.Scale <= 0 {
-		return r.FloatString(0)
+		// A negative scale multiplies: 12 with scale -2 is 1200.
+		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(-int64(d.Scale)), nil)
+		return p.Mul(p, u).String()
 	}
+	r := new(big.Rat).SetFrac(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil))
 	return r.FloatString(int(d.Scale))
 }
 
 // DecimalSchema returns a Decimal schema of the scale.
 func DecimalSchema(scale int32, optional bool) *Schema {
-	return &Schema{Type: Bytes, Optional: optional, Name: DecimalName, Version: &one,
+	return &Schema{Type: Bytes, Optional: optional, Name: DecimalName, Version: versionOne(),
 		Parameters: map[string]string{DecimalScaleParam: strconv.Itoa(int(scale))}}
 }
 
@@ -58,17 +70,17 @@ func DecimalScale(s *Schema) (int32, error) {
 
 // DateSchema, TimeSchema and TimestampSchema return the logical type schemas.
 func DateSchema(optional bool) *Schema {
-	return &Schema{Type: Int32, Optional: optional, Name: DateName, Version: &one}
+	return &Schema{Type: Int32, Optional: optional, Name: DateName, Version: versionOne()}
 }
 
 // TimeSchema returns a Time schema.
 func TimeSchema(optional bool) *Schema {
-	return &Schema{Type: Int32, Optional: optional, Name: TimeName, Version: &one}
+	return &Schema{Type: Int32, Optional: optional, Name: TimeName, Version: versionOne()}
 }
 
 // TimestampSchema returns a Timestamp schema.
 func TimestampSchema(optional bool) *Schema {
-	return &Schema{Type: Int64, Optional: optional, Name: TimestampName, Version: &one}
+	return &Schema{Type: Int64, Optional: optional, Name: TimestampName, Version: versionOne()}
 }
 
 // IsLogical reports whether the schema is one of the four logical types.

@@ -15,7 +15,7 @@ func Validate(s *Schema, v any) error {
 		if s.Optional || s.Default != nil {
 			return nil
 		}
-		return fmt.Errorf("invalid value: null used for required field: %q, schema type: %s", s.Name, s.Type)
+		return fmt.Errorf("invalid value: null used for required field: %q, schema type: %s", s.Name, typeNameUpper(s.Type))
 	}
 	if _, ok := v.(Raw); ok {
 		return nil

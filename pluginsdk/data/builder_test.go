@@ -1,0 +1,126 @@
+package data
+
+import (
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSchemaBuilder(t *testing.T) {
+	s, err := StructBuilder().Name("com.example.Order").Version(3).Doc("an order").
+		Parameter("p", "1").
+		Field("id", Int64Schema).
+		Field("tags", ArrayOf(StringSchema)).
+		Field("attrs", MapOf(StringSchema, OptionalStringSchema)).
+		Field("amount", DecimalSchema(2, true)).
+		Optional().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Type != StructType || !s.Optional || s.Name != "com.example.Order" || *s.Version != 3 ||
+		s.Doc != "an order" || s.Parameters["p"] != "1" || len(s.Fields) != 4 {
+		t.Fatalf("built %+v", s)
+	}
+	for i, want := range []string{"id", "tags", "attrs", "amount"} {
+		if s.Fields[i].Name != want || s.Fields[i].Index != i {
+			t.Fatalf("field %d = %+v, want %s at index %d", i, s.Fields[i], want, i)
+		}
+	}
+	if s.Field("tags").Schema.Type != Array || s.Field("tags").Schema.ValueSchema != StringSchema {
+		t.Fatalf("tags schema %+v", s.Field("tags").Schema)
+	}
+	if a := s.Field("attrs").Schema; a.Type != MapType || a.KeySchema != StringSchema || a.ValueSchema != OptionalStringSchema {
+		t.Fatalf("attrs schema %+v", a)
+	}
+	if s.String() != "Schema{com.example.Order:STRUCT}" {
+		t.Fatalf("String() = %s", s)
+	}
+}
+
+func TestSchemaBuilderBuildsIndependentSchemas(t *testing.T) {
+	b := StructBuilder().Field("a", Int32Schema).Parameter("k", "v")
+	s1 := b.MustBuild()
+	b.Field("b", Int32Schema).Parameter("k", "w")
+	s2 := b.MustBuild()
+	if len(s1.Fields) != 1 || s1.Parameters["k"] != "v" {
+		t.Fatalf("first schema changed by later builder calls: %+v", s1)
+	}
+	if len(s2.Fields) != 2 || s2.Parameters["k"] != "w" {
+		t.Fatalf("second schema %+v", s2)
+	}
+}
+
+func TestSchemaBuilderErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		b    *SchemaBuilder
+		err  string
+	}{
+		{"duplicate field", StructBuilder().Field("a", Int32Schema).Field("a", StringSchema), "field name duplication a"},
+		{"field on primitive", NewSchemaBuilder(Int32).Field("a", Int32Schema), "cannot create fields on type INT32"},
+		{"nil field schema", StructBuilder().Field("a", nil), "field schema for field a cannot be null"},
+		{"empty field name", StructBuilder().Field("", Int32Schema), "field name cannot be empty"},
+		{"name twice", StructBuilder().Name("a").Name("b"), "name has already been set"},
+		{"version twice", StructBuilder().Version(1).Version(2), "version has already been set"},
+		{"optional twice", StructBuilder().Optional().Required(), "optional has already been set"},
+		{"bad default", NewSchemaBuilder(Int32).Default("x"), "invalid default value"},
+		{"default of wrong width", NewSchemaBuilder(Int64).Default(int32(1)), "invalid default value"},
+		{"array via NewSchemaBuilder", NewSchemaBuilder(Array), "use ArrayBuilder"},
+		{"array without element", ArrayBuilder(nil), "element schema"},
+		{"map without value", MapBuilder(StringSchema, nil), "key and a value schema"},
+		{"invalid type", NewSchemaBuilder(TypeInvalid), "invalid schema type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := c.b.Build()
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("Build() = %v, %v; want error containing %q", s, err, c.err)
+			}
+		})
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("MustBuild did not panic on a bad builder")
+		}
+	}()
+	StructBuilder().Field("a", nil).MustBuild()
+}
+
+func TestSchemaBuilderDefaults(t *testing.T) {
+	for _, c := range []struct {
+		b *SchemaBuilder
+		v any
+	}{
+		{NewSchemaBuilder(Int32).Default(int32(7)), int32(7)},
+		{NewSchemaBuilder(Bytes).Name(DecimalName).Parameter(DecimalScaleParam, "1").Default(Decimal{big.NewInt(5), 1}), Decimal{big.NewInt(5), 1}},
+		{NewSchemaBuilder(Int64).Name(TimestampName).Default(time.UnixMilli(5)), time.UnixMilli(5)},
+		{ArrayBuilder(Int8Schema).Default([]any{int8(1)}), []any{int8(1)}},
+	} {
+		s, err := c.b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ValueEqual(s.Default, c.v) {
+			t.Fatalf("default %v, want %v", s.Default, c.v)
+		}
+	}
+}
+
+func TestBuilderFrom(t *testing.T) {
+	orig := StructBuilder().Name("n").Version(2).Parameter("a", "b").Field("x", Int32Schema).Optional().MustBuild()
+	cp := BuilderFrom(orig).Field("y", StringSchema).MustBuild()
+	if cp.Name != "n" || *cp.Version != 2 || cp.Parameters["a"] != "b" || !cp.Optional || len(cp.Fields) != 2 {
+		t.Fatalf("copy %+v", cp)
+	}
+	if len(orig.Fields) != 1 {
+		t.Fatal("BuilderFrom changed the original")
+	}
+	cp.Parameters["a"] = "c"
+	if orig.Parameters["a"] != "b" {
+		t.Fatal("BuilderFrom shares parameters with the original")
+	}
+	if _, err := BuilderFrom(nil).Build(); err == nil {
+		t.Fatal("BuilderFrom(nil) built")
+	}
+}
