@@ -91,7 +91,7 @@ func Validate(s *Schema, v any) error {
 		if !isStruct {
 			break
 		}
-		if st.schema != s && !SchemaEqual(st.schema, s) {
+		if st.schema != s && !StructSchemaMatches(st.schema, s) {
 			return fmt.Errorf("struct schemas do not match")
 		}
 		return st.Validate()

@@ -5,4 +5,37 @@
 //
 // The worker (host/) and the Go SDK (pluginsdk) both import it; it imports
 // neither.
+//
+// # Data mapping
+//
+// EncodeSchema/DecodeSchema and EncodeValue/DecodeValue convert one schema or
+// value; EncodeSourceRecords/DecodeSourceRecords and the sink pair convert a
+// whole batch together with its schema table (SchemaEncoder, SchemaDecoder):
+// each distinct schema travels once per batch and records refer to it by a
+// 1-based index, so a batch of a million records of one struct type carries
+// one schema.
+//
+// The rules, in both directions:
+//
+//   - Integers of every width travel as int_value and floats as float_value;
+//     the schema restores the Go width (int8 ... int64, float32, float64),
+//     rejecting out-of-range values. Schemaless values come back as int64 and
+//     float64, as Kafka Connect's JsonConverter reads them.
+//   - Logical values travel physical (data.ToPhysical): Decimal as two's
+//     complement bytes, Date and Time as int32, Timestamp as int64, and come
+//     back as data.Decimal and UTC time.Time.
+//   - Maps come back as map[string]any when every key is a string and as
+//     data.Map (entry order kept) otherwise.
+//   - A data.Raw key, value or header value travels as Data.raw without a
+//     schema and comes back as data.Raw.
+//   - A nil key or value without a schema is an absent Data; nil with a
+//     schema is a null Value with the schema reference.
+//   - Source records: Partition data.NoPartition is an absent
+//     kafka_partition and a zero Timestamp an absent timestamp_ms. Sink
+//     records: a zero Timestamp is timestamp_ms -1 (Kafka's "no timestamp").
+//   - Source partitions and offsets are compact JSON with sorted keys
+//     (EncodeJSONMap), so equal maps are equal bytes.
+//
+// Errors name the path to what is wrong: "source record 3 (topic orders):
+// value: field lines: element 0: field amount: ...".
 package wire

@@ -157,7 +157,7 @@ func encodeMap(ks, vs *data.Schema, m data.Map) (*pluginv1.Value, error) {
 }
 
 func encodeStruct(s *data.Schema, st *data.Struct) (*pluginv1.Value, error) {
-	if ss := st.Schema(); ss != s && !data.SchemaEqual(ss, s) {
+	if ss := st.Schema(); ss != s && !data.StructSchemaMatches(ss, s) {
 		return nil, errors.New("struct's schema does not match the schema it is sent with")
 	}
 	vals := st.Values()
