@@ -1,0 +1,121 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+)
+
+// crashWait bounds how long a failed call waits for the process to be seen
+// dead before deciding. A dying plugin breaks the connection slightly before
+// its exit is reaped, and the crash report wants the exit status and the
+// complete stderr.
+const crashWait = 2 * time.Second
+
+// sluiceMethodPrefix selects the contract's services; go-plugin's own calls
+// (controller shutdown, health) pass through untouched.
+const sluiceMethodPrefix = "/sluice.plugin.v1."
+
+// callContext gives ctx the default call timeout when it has no deadline.
+func (in *Instance) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, in.m.opts.CallTimeout)
+}
+
+// intercept wraps every contract call of the instance: it applies the
+// deadline, collects the trace trailer, and turns every failure into a
+// *wire.Error, wrapped with the method's name. A missed deadline kills the
+// plugin (KindTimeout); a dead process gives KindCrashed with its last
+// output and exit status.
+func (in *Instance) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if !strings.HasPrefix(method, sluiceMethodPrefix) {
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	what := strings.ReplaceAll(strings.TrimPrefix(method, sluiceMethodPrefix), "/", ".")
+	if in.p.hasExited() || in.killRequested() {
+		return fmt.Errorf("%s: %w", what, in.goneError())
+	}
+	callCtx, cancel := in.callContext(ctx)
+	defer cancel()
+	deadline, _ := callCtx.Deadline()
+	budget := time.Until(deadline)
+
+	var trailer metadata.MD
+	err := invoker(callCtx, method, req, reply, cc, append(opts, grpc.Trailer(&trailer))...)
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, in.classify(ctx, callCtx, err, trailer, budget))
+}
+
+func (in *Instance) classify(ctx, callCtx context.Context, err error, trailer metadata.MD, budget time.Duration) *wire.Error {
+	// The process died under the call (or just before it).
+	if in.p.hasExited() {
+		return in.goneError()
+	}
+	code := status.Code(err)
+	switch {
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded) && code == codes.DeadlineExceeded:
+		// A plugin that misses its deadline is hung, and dead to us:
+		// nothing it does afterwards can be trusted to fit the call order.
+		in.killNow(fmt.Sprintf("killed: no answer within %s", budget.Round(time.Millisecond)))
+		return &wire.Error{
+			Kind:    wire.KindTimeout,
+			Message: fmt.Sprintf("plugin did not answer within %s; process killed", budget.Round(time.Millisecond)),
+			Trace:   in.tail.String(),
+		}
+	case ctx.Err() != nil:
+		// The caller gave up (cancellation); the plugin is not at fault.
+		return &wire.Error{Kind: wire.KindTimeout, Message: "call abandoned: " + ctx.Err().Error()}
+	case code == codes.Unavailable:
+		t := time.NewTimer(crashWait)
+		defer t.Stop()
+		select {
+		case <-in.p.exited:
+			return in.goneError()
+		case <-t.C:
+		}
+		// The connection is gone but the process lives on: it cannot be
+		// spoken to any more, so end it and report it like a crash.
+		in.killNow("killed: connection lost: " + status.Convert(err).Message())
+		return in.goneError()
+	}
+	return wire.FromStatus(err, trailer)
+}
+
+// goneError describes an instance whose process has ended (or is being
+// ended): KindCrashed, with the last output lines and the exit status as
+// the trace.
+func (in *Instance) goneError() *wire.Error {
+	st := in.p.exitStatus()
+	var msg string
+	switch r := in.killReason(); {
+	case r != "" && st != "":
+		msg = fmt.Sprintf("plugin process %s (%s)", r, st)
+	case r != "":
+		msg = "plugin process is being stopped: " + r
+	case st != "":
+		msg = fmt.Sprintf("plugin process exited unexpectedly (%s)", st)
+	default:
+		msg = "plugin process exited unexpectedly"
+	}
+	trace := in.tail.String()
+	if st != "" {
+		if trace != "" {
+			trace += "\n"
+		}
+		trace += fmt.Sprintf("plugin process %d: %s", in.Pid(), st)
+	}
+	return &wire.Error{Kind: wire.KindCrashed, Message: msg, Trace: trace}
+}

@@ -1,0 +1,142 @@
+// Command bad is a misbehaving test plugin for host/plugin. The request
+// picks the misbehaviour: config "mode" in Validate, or given at Start for
+// later calls (Poll, Put, Stop):
+//
+//	panic   panic in the handler (exit status 2)
+//	exit    os.Exit(3)
+//	kill    SIGKILL itself
+//	hang    block forever, ignoring cancellation
+//	hang-stop  behave, but block forever in Stop
+//
+// Every misbehaviour first prints "bad plugin: <mode> in <call>" on raw
+// stderr, so crash reports can be checked for the plugin's last words.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+var rawStderr = os.Stderr
+
+func misbehave(mode, call string) {
+	switch mode {
+	case "panic", "exit", "kill", "hang":
+	default:
+		return
+	}
+	fmt.Fprintf(rawStderr, "bad plugin: %s in %s\n", mode, call)
+	switch mode {
+	case "panic":
+		panic("bad plugin: boom in " + call)
+	case "exit":
+		os.Exit(3)
+	case "kill":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	case "hang":
+		select {}
+	}
+}
+
+type modal struct {
+	mu   sync.Mutex
+	mode string
+}
+
+func (m *modal) set(mode string) { m.mu.Lock(); m.mode = mode; m.mu.Unlock() }
+func (m *modal) get() string     { m.mu.Lock(); defer m.mu.Unlock(); return m.mode }
+
+type describer struct {
+	pluginv1.UnimplementedPluginServer
+}
+
+func (describer) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	return &pluginv1.DescribeResponse{Sdk: "sluice-test/bad", Classes: []*pluginv1.ConnectorClass{
+		{ClassName: "io.sluice.test.BadSourceConnector", Type: pluginv1.ConnectorType_CONNECTOR_TYPE_SOURCE, Version: "0.0.1"},
+		{ClassName: "io.sluice.test.BadSinkConnector", Type: pluginv1.ConnectorType_CONNECTOR_TYPE_SINK, Version: "0.0.1"},
+	}}, nil
+}
+
+type connector struct {
+	pluginv1.UnimplementedConnectorServer
+	modal
+}
+
+func (c *connector) Validate(_ context.Context, req *pluginv1.ValidateRequest) (*pluginv1.ValidateResponse, error) {
+	misbehave(req.GetConfig()["mode"], "validate")
+	return &pluginv1.ValidateResponse{}, nil
+}
+
+func (c *connector) Start(_ context.Context, req *pluginv1.ConnectorStartRequest) (*pluginv1.ConnectorStartResponse, error) {
+	c.set(req.GetConfig()["mode"])
+	return &pluginv1.ConnectorStartResponse{}, nil
+}
+
+func (c *connector) Stop(context.Context, *pluginv1.StopRequest) (*pluginv1.StopResponse, error) {
+	if c.get() == "hang-stop" {
+		misbehave("hang", "stop")
+	}
+	return &pluginv1.StopResponse{}, nil
+}
+
+type source struct {
+	pluginv1.UnimplementedSourceTaskServer
+	modal
+}
+
+func (s *source) Start(_ context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error) {
+	s.set(req.GetConfig()["mode"])
+	return &pluginv1.SourceTaskStartResponse{}, nil
+}
+
+func (s *source) Poll(context.Context, *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
+	misbehave(s.get(), "poll")
+	return &pluginv1.PollResponse{FirstSeq: 1, Records: []*pluginv1.SourceRecord{{Topic: "bad"}}}, nil
+}
+
+func (s *source) Stop(context.Context, *pluginv1.StopRequest) (*pluginv1.StopResponse, error) {
+	if s.get() == "hang-stop" {
+		misbehave("hang", "stop")
+	}
+	return &pluginv1.StopResponse{}, nil
+}
+
+type sink struct {
+	pluginv1.UnimplementedSinkTaskServer
+	modal
+}
+
+func (s *sink) Start(_ context.Context, req *pluginv1.SinkTaskStartRequest) (*pluginv1.SinkTaskStartResponse, error) {
+	s.set(req.GetConfig()["mode"])
+	return &pluginv1.SinkTaskStartResponse{}, nil
+}
+
+func (s *sink) Put(context.Context, *pluginv1.PutRequest) (*pluginv1.PutResponse, error) {
+	misbehave(s.get(), "put")
+	return &pluginv1.PutResponse{}, nil
+}
+
+func main() {
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig: wire.Handshake,
+		VersionedPlugins: wire.VersionedPlugins(wire.Servers{
+			Plugin:     describer{},
+			Connector:  &connector{},
+			SourceTask: &source{},
+			SinkTask:   &sink{},
+		}),
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(wire.MaxMessageBytes))...)
+		},
+	})
+}

@@ -1,0 +1,228 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// Spec says what process to launch.
+type Spec struct {
+	// Path is the plugin binary.
+	Path string
+	// Connector is the connector name (SLUICE_CONNECTOR); empty for a
+	// describe or validate process.
+	Connector string
+	// Task is the task number (SLUICE_TASK), or -1 for a connector, describe
+	// or validate process.
+	Task int
+	// LogLevel overrides the manager's default SLUICE_LOG_LEVEL.
+	LogLevel string
+	// Worker, if not nil, is served for this instance on a unix socket at
+	// Instance.WorkerTarget until the instance ends.
+	Worker pluginv1.WorkerServer
+}
+
+// Launch starts a plugin process and connects to it. It returns when the
+// plugin has completed go-plugin's handshake, or fails after the start
+// timeout or when ctx ends, with nothing left running.
+func (m *Manager) Launch(ctx context.Context, spec Spec) (*Instance, error) {
+	in, err := m.launch(ctx, spec, m.opts.StartTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("launch plugin %s: %w", spec.Path, err)
+	}
+	return in, nil
+}
+
+func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Duration) (*Instance, error) {
+	if spec.Task < -1 {
+		return nil, fmt.Errorf("task %d: want -1 or a task number", spec.Task)
+	}
+	if spec.LogLevel == "" {
+		spec.LogLevel = m.opts.LogLevel
+	}
+	if !validLogLevel(spec.LogLevel) {
+		return nil, fmt.Errorf("log level %q: want one of trace, debug, info, warn, error", spec.LogLevel)
+	}
+	path, err := filepath.Abs(spec.Path)
+	if err != nil {
+		return nil, err
+	}
+	spec.Path = path
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+
+	seq := m.seq.Add(1)
+	log := m.log.Named("plugin")
+	if spec.Connector != "" {
+		log = log.With("connector", spec.Connector)
+	}
+	if spec.Task >= 0 {
+		log = log.With("task", spec.Task)
+	}
+	in := &Instance{
+		m:       m,
+		spec:    spec,
+		log:     log,
+		tail:    newTail(m.opts.TailLines),
+		killReq: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	if !m.track(in) {
+		return nil, ErrClosed
+	}
+	fail := func(err error) (*Instance, error) {
+		in.release()
+		m.untrack(in)
+		return nil, err
+	}
+	if spec.Worker != nil {
+		if err := in.serveWorker(seq); err != nil {
+			return fail(fmt.Errorf("serve worker callbacks: %w", err))
+		}
+	}
+
+	env := m.env(spec)
+	// go-plugin names its stderr logger after the binary; the synced
+	// streams get the same name.
+	outLog := log.Named(filepath.Base(spec.Path))
+	in.client = goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: wire.VersionedPlugins(wire.Servers{}),
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		SkipHostEnv:      true,
+		// go-plugin creates a per-process directory under TempDir and passes
+		// it to the plugin as PLUGIN_UNIX_SOCKET_DIR (only when a RunnerFunc
+		// is used; with ClientConfig.Cmd it would not set the variable).
+		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: m.socketDir},
+		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
+			// cmd carries go-plugin's variables: magic cookie, protocol
+			// versions, port range and PLUGIN_UNIX_SOCKET_DIR.
+			p, err := newProcess(spec.Path, append(env, cmd.Env...))
+			in.setStarting(p, socketDir)
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		},
+		StartTimeout:    startTimeout,
+		Stderr:          rawStderr(in.tail),
+		SyncStdout:      syncedOutput(in.tail, outLog, "stdout"),
+		SyncStderr:      syncedOutput(in.tail, outLog, "stderr"),
+		Logger:          log,
+		GRPCDialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(in.intercept)},
+	})
+
+	// go-plugin's Start has no context: run it aside and kill the process
+	// if ctx ends first. The goroutine ends with Start, which returns soon
+	// after the process dies (or at the start timeout if exec never happened).
+	type started struct {
+		cp  goplugin.ClientProtocol
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		cp, err := in.client.Client()
+		ch <- started{cp, err}
+	}()
+	var r started
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		tick := time.NewTicker(20 * time.Millisecond)
+	wait:
+		for {
+			if p := in.starting(); p != nil {
+				_ = p.Kill(context.Background())
+			}
+			select {
+			case r = <-ch:
+				break wait
+			case <-tick.C:
+			}
+		}
+		tick.Stop()
+		if r.err == nil {
+			r.err = ctx.Err()
+		} else {
+			r.err = fmt.Errorf("%w (%v)", ctx.Err(), r.err)
+		}
+	}
+	if r.err != nil {
+		return fail(fmt.Errorf("start: %w%s", r.err, in.tailNote()))
+	}
+	raw, err := r.cp.Dispense(wire.PluginName)
+	if err != nil {
+		return fail(fmt.Errorf("dispense: %w", err))
+	}
+	clients, ok := raw.(*wire.Clients)
+	if !ok {
+		return fail(fmt.Errorf("dispense: unexpected %T", raw))
+	}
+	in.clients = clients
+	in.p = in.starting()
+	log.Debug("plugin launched", "path", spec.Path, "pid", in.p.getPid())
+	go in.reap()
+	return in, nil
+}
+
+// env is the plugin's whole environment apart from go-plugin's variables:
+// PATH and the variables documented in pluginsdk/wire. Nothing else of the
+// worker's environment (credentials, Kafka settings) reaches a plugin.
+func (m *Manager) env(spec Spec) []string {
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	task := ""
+	if spec.Task >= 0 {
+		task = strconv.Itoa(spec.Task)
+	}
+	return []string{
+		"PATH=" + path,
+		wire.EnvConnector + "=" + spec.Connector,
+		wire.EnvTask + "=" + task,
+		wire.EnvLogLevel + "=" + spec.LogLevel,
+		wire.EnvWorkerID + "=" + m.opts.WorkerID,
+	}
+}
+
+// serveWorker starts the Worker callback service on its own unix socket.
+// It must exist before the plugin's Start call names its target.
+func (in *Instance) serveWorker(seq uint64) error {
+	sock := filepath.Join(in.m.socketDir, fmt.Sprintf("%s%d.sock", workerSockPrefix, seq))
+	_ = os.Remove(sock)
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		return err
+	}
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(wire.MaxMessageBytes))
+	pluginv1.RegisterWorkerServer(srv, in.spec.Worker)
+	in.worker = srv
+	in.workerTarget = "unix://" + sock
+	in.workerServed = make(chan struct{})
+	go func() {
+		defer close(in.workerServed)
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			in.log.Error("worker callback service stopped", "error", err)
+		}
+	}()
+	return nil
+}

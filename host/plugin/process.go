@@ -1,0 +1,177 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"github.com/hashicorp/go-plugin/runner"
+)
+
+// process is the go-plugin runner of one plugin process. The manager uses
+// its own runner (go-plugin's RunnerFunc) rather than ClientConfig.Cmd
+// because it needs three things go-plugin's command runner keeps to itself:
+// the exit status, a signal when the process is gone (and its stderr fully
+// read, since go-plugin drains the pipes before it calls Wait), and a hard
+// kill that reaches the whole process group.
+type process struct {
+	cmd    *exec.Cmd
+	name   string
+	stdout io.ReadCloser
+	stderr io.ReadCloser
+
+	exited  chan struct{} // closed when Wait has reaped the process
+	mu      sync.Mutex
+	waitErr error
+	reaped  bool
+	state   *os.ProcessState
+	started bool
+	pid     int
+}
+
+var _ runner.Runner = (*process)(nil)
+
+// newProcess prepares the command. env is the complete environment (no
+// inheritance from the worker).
+//
+// Setpgid puts the plugin in its own process group: a Ctrl-C at the
+// worker's terminal signals the terminal's foreground group, and the plugin
+// must not see it; the worker stops its plugins itself (Stop calls, then
+// Kill). It also lets a hard kill reach anything the plugin started.
+// Pdeathsig kills the plugin when the worker dies without cleaning up
+// (SIGKILL, OOM killer). Linux sends it when the forking OS thread exits;
+// the Go runtime only retires threads whose goroutine exits while locked
+// (runtime.LockOSThread), so Launch must not be called from such a goroutine.
+func newProcess(path string, env []string) (*process, error) {
+	cmd := exec.Command(path)
+	cmd.Env = env
+	cmd.Stdin = nil // /dev/null: a plugin has no business with the worker's terminal
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		_ = stdout.Close()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	return &process{cmd: cmd, name: path, stdout: stdout, stderr: stderr, exited: make(chan struct{})}, nil
+}
+
+func (p *process) Start(context.Context) error {
+	if err := p.cmd.Start(); err != nil {
+		// exec failed: nothing will ever call Wait, so the process counts as
+		// gone already.
+		p.mu.Lock()
+		p.waitErr = err
+		p.reaped = true
+		p.mu.Unlock()
+		close(p.exited)
+		return err
+	}
+	p.mu.Lock()
+	p.started = true
+	p.pid = p.cmd.Process.Pid
+	p.mu.Unlock()
+	return nil
+}
+
+// Wait is called once, by go-plugin, after stdout and stderr hit EOF.
+func (p *process) Wait(context.Context) error {
+	err := p.cmd.Wait()
+	p.mu.Lock()
+	p.waitErr = err
+	p.state = p.cmd.ProcessState
+	p.reaped = true
+	p.mu.Unlock()
+	close(p.exited)
+	return err
+}
+
+// Kill sends SIGKILL to the plugin's process group. go-plugin calls it when
+// a graceful shutdown fails; the instance calls it at its hard-kill points.
+func (p *process) Kill(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.started || p.reaped {
+		return nil
+	}
+	// The group id is the plugin's pid, which cannot be reused before the
+	// plugin is reaped (checked above, under the lock Wait takes after
+	// reaping) or while anything remains in its group.
+	if err := syscall.Kill(-p.pid, syscall.SIGKILL); err != nil {
+		if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("kill plugin %d: %w", p.pid, err)
+		}
+	}
+	return nil
+}
+
+// exitStatus describes how the process ended ("exit status 3", "signal:
+// killed"), or "" while it runs.
+func (p *process) exitStatus() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case !p.reaped:
+		return ""
+	case p.state != nil:
+		return p.state.String()
+	case p.waitErr != nil:
+		return p.waitErr.Error()
+	}
+	return "exited"
+}
+
+func (p *process) exitErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waitErr
+}
+
+func (p *process) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *process) Stdout() io.ReadCloser { return p.stdout }
+func (p *process) Stderr() io.ReadCloser { return p.stderr }
+func (p *process) Name() string          { return p.name }
+
+// ID is the pid, or "" before the process started (go-plugin's Kill then
+// has nothing to do).
+func (p *process) ID() string {
+	if pid := p.getPid(); pid != 0 {
+		return strconv.Itoa(pid)
+	}
+	return ""
+}
+
+func (p *process) getPid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
+}
+
+func (p *process) Diagnose(context.Context) string {
+	return "the file is not a Sluice plugin, was built for another platform, or failed before the go-plugin handshake; see its output above"
+}
+
+func (p *process) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+func (p *process) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
