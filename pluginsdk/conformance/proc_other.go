@@ -1,0 +1,7 @@
+//go:build !linux
+
+package conformance
+
+import "os/exec"
+
+func setPdeathsig(*exec.Cmd) {}
