@@ -1,0 +1,113 @@
+package pluginsdk
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// pollBatch gathers the records of several task.Poll calls into one
+// PollResponse, bounded by the worker's max_records and max_bytes. Each
+// chunk is encoded on its own (wire.EncodeSourceRecords) and its schema
+// table merged into the batch's, so a schema shared by every chunk travels
+// once.
+type pollBatch struct {
+	maxRecords int
+	maxBytes   int
+	size       int
+
+	schemas   []*pluginv1.Schema
+	schemaIdx map[string]uint32 // deterministic encoding → 1-based index
+	recs      []*pluginv1.SourceRecord
+	data      []*data.SourceRecord
+}
+
+func newPollBatch(maxRecords, maxBytes int) *pollBatch {
+	return &pollBatch{maxRecords: maxRecords, maxBytes: maxBytes, schemaIdx: map[string]uint32{}}
+}
+
+func (b *pollBatch) len() int { return len(b.recs) }
+
+// full reports whether no further record may join.
+func (b *pollBatch) full() bool { return len(b.recs) >= b.maxRecords || b.size >= b.maxBytes }
+
+// add encodes recs and appends as many as fit. It returns the records that did
+// not fit, in order; a batch always takes its first record, however large,
+// so an oversized record cannot wedge the task.
+func (b *pollBatch) add(recs []*data.SourceRecord) ([]*data.SourceRecord, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	schemas, encoded, err := wire.EncodeSourceRecords(recs)
+	if err != nil {
+		return nil, fmt.Errorf("encode polled records: %w", err)
+	}
+	remap := make([]uint32, len(schemas)+1)
+	for i, r := range encoded {
+		if b.full() {
+			return recs[i:], nil
+		}
+		// Size of the record within the response: the record plus its tag and
+		// length prefix, and any schema it brings into the table.
+		size := proto.Size(r) + 4
+		var added []*pluginv1.Schema
+		for _, d := range dataRefs(r) {
+			if d.GetSchema() == 0 || remap[d.GetSchema()] != 0 {
+				continue
+			}
+			s := schemas[d.GetSchema()-1]
+			key, err := proto.MarshalOptions{Deterministic: true}.Marshal(s)
+			if err != nil {
+				return nil, fmt.Errorf("encode schema: %w", err)
+			}
+			if idx, ok := b.schemaIdx[string(key)]; ok {
+				remap[d.GetSchema()] = idx
+				continue
+			}
+			idx := uint32(len(b.schemas) + len(added) + 1)
+			added = append(added, s)
+			b.schemaIdx[string(key)] = idx
+			remap[d.GetSchema()] = idx
+			size += len(key) + 4
+		}
+		if len(b.recs) > 0 && b.size+size > b.maxBytes {
+			// Undo the schema table entries this record would have added.
+			for _, s := range added {
+				key, _ := proto.MarshalOptions{Deterministic: true}.Marshal(s)
+				delete(b.schemaIdx, string(key))
+			}
+			return recs[i:], nil
+		}
+		b.schemas = append(b.schemas, added...)
+		for _, d := range dataRefs(r) {
+			if d.GetSchema() != 0 {
+				d.Schema = remap[d.GetSchema()]
+			}
+		}
+		b.size += size
+		b.recs = append(b.recs, r)
+		b.data = append(b.data, recs[i])
+	}
+	return nil, nil
+}
+
+// dataRefs lists the Data of a record that may reference the schema table.
+func dataRefs(r *pluginv1.SourceRecord) []*pluginv1.Data {
+	out := make([]*pluginv1.Data, 0, 2+len(r.GetHeaders()))
+	if r.GetKey() != nil {
+		out = append(out, r.GetKey())
+	}
+	if r.GetValue() != nil {
+		out = append(out, r.GetValue())
+	}
+	for _, h := range r.GetHeaders() {
+		if h.GetValue() != nil {
+			out = append(out, h.GetValue())
+		}
+	}
+	return out
+}

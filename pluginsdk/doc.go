@@ -1,0 +1,46 @@
+// Package pluginsdk is the Go SDK for Sluice connector authors. A connector
+// binary implements the interfaces of this package — close to Kafka Connect's
+// SourceConnector, SourceTask, SinkConnector and SinkTask — and calls Serve
+// from main; the SDK speaks the plugin contract of proto/sluice/plugin/v1
+// (go-plugin handshake, gRPC services, batching, acknowledgements, errors).
+//
+// # Processes
+//
+// The worker starts one process per connector instance and one per task, so
+// a process serves exactly one instance: the first Start call (of a
+// connector, a source task or a sink task) decides which class and role the
+// process has, and any later Start fails with FAILED_PRECONDITION. Describe
+// and Validate work on any process.
+//
+// # Contexts and deadlines
+//
+// Every method takes a context.Context carrying the deadline of the RPC that
+// caused it; methods must return before it. Stop cancels the context of any
+// call still running on the instance (a blocked Poll or Put), so code that
+// honours ctx stops promptly.
+//
+// # Concurrency
+//
+// Calls of one kind never overlap, as in Kafka Connect: one Poll at a time,
+// one Put at a time. SourceTask.Stop is called after an outstanding Poll has
+// returned (its context is cancelled first), unless Poll ignores its context
+// past Stop's deadline. Commit and CommitRecord may run while Poll runs, as
+// commit() and commitRecord() do in Kafka Connect; CommitRecord calls never
+// overlap each other and come in the order the worker acknowledged.
+//
+// # Errors
+//
+// Return Retriable(...) for a transient failure (the worker retries the same
+// call: the same Put batch, the next Poll), Invalid(...) for bad
+// configuration or data, ErrUnsupported for an unsupported operation; any
+// other error fails the instance. A panic in connector code is recovered and
+// reported as a fatal error whose trace is the panic's stack; the process keeps
+// serving so the worker can stop it in order.
+//
+// # Logging
+//
+// Logger returns an hclog logger writing JSON lines to stderr at the level
+// of SLUICE_LOG_LEVEL; the worker parses them into its own log with the
+// connector and task attached. Do not write to stdout: go-plugin reads the
+// handshake from it.
+package pluginsdk

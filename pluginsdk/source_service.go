@@ -1,0 +1,348 @@
+package pluginsdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// Poll defaults for requests that leave a bound at zero.
+const (
+	defaultPollTimeout    = time.Second
+	defaultPollMaxRecords = 1000
+	defaultPollMaxBytes   = 8 << 20
+	// continuationWait is the deadline of the extra task.Poll calls that fill
+	// a batch once it holds records: long enough for records that are ready,
+	// short enough not to hold back what is already there.
+	continuationWait = 2 * time.Millisecond
+	// idleBackoff spaces task.Poll calls when the task returns nothing before
+	// its deadline, so such a task is not spun in a tight loop.
+	idleBackoff = 10 * time.Millisecond
+)
+
+type sourceInstance struct {
+	task      SourceTask
+	committer Committer
+	acker     RecordCommitter
+	w         *workerClient
+	life      context.Context
+	cancel    context.CancelFunc
+	stopOnce  sync.Once
+
+	// pollSem admits one Poll at a time; Stop takes it to wait for an
+	// outstanding Poll to return. The fields below belong to its holder.
+	pollSem    chan struct{}
+	pending    []*data.SourceRecord // polled but not yet sent (batch was full)
+	pendingErr error                // a Poll error to report after pending
+	nextSeq    uint64
+
+	// ackMu orders acknowledgements: CommitRecord calls never overlap.
+	ackMu    sync.Mutex
+	inflight map[uint64]*data.SourceRecord
+}
+
+type sourceService struct {
+	pluginv1.UnimplementedSourceTaskServer
+	s *server
+}
+
+func (ss *sourceService) started() (*sourceInstance, error) {
+	ss.s.mu.Lock()
+	defer ss.s.mu.Unlock()
+	if ss.s.source == nil {
+		return nil, status.Error(codes.FailedPrecondition, "source task not started")
+	}
+	return ss.s.source, nil
+}
+
+func (ss *sourceService) Start(ctx context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error) {
+	ci, err := ss.s.lookup(req.GetConnectorClass(), pluginv1.ConnectorType_CONNECTOR_TYPE_SOURCE)
+	if err != nil {
+		return nil, err
+	}
+	var task SourceTask
+	err = ss.s.guard("new source task", func() error {
+		task = ci.New().(SourceConnector).NewTask()
+		if task == nil {
+			return fmt.Errorf("%s: NewTask returned nil", ci.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	life, cancel := context.WithCancel(context.Background())
+	inst := &sourceInstance{
+		task: task, w: &workerClient{target: req.GetWorkerTarget()},
+		life: life, cancel: cancel,
+		pollSem: make(chan struct{}, 1), nextSeq: 1,
+		inflight: map[uint64]*data.SourceRecord{},
+	}
+	inst.committer, _ = task.(Committer)
+	inst.acker, _ = task.(RecordCommitter)
+	role := fmt.Sprintf("source task %s-%d (%s)", req.GetConnectorName(), req.GetTaskId(), ci.Name)
+	if err := ss.s.claim(role, func() { ss.s.source = inst }); err != nil {
+		cancel()
+		return nil, err
+	}
+	cctx, done := callContext(ctx, life)
+	defer done()
+	props := maps.Clone(req.GetConfig())
+	err = ss.s.guard("start source task", func() error {
+		tc := &sourceTaskContext{baseContext{configs: props, w: inst.w}}
+		return task.Start(cctx, tc, maps.Clone(props))
+	})
+	if err != nil {
+		return nil, toStatus(ctx, fmt.Errorf("start source task %s-%d: %w", req.GetConnectorName(), req.GetTaskId(), err))
+	}
+	return &pluginv1.SourceTaskStartResponse{RecordAcks: inst.acker != nil}, nil
+}
+
+func (ss *sourceService) Poll(ctx context.Context, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
+	inst, err := ss.started()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case inst.pollSem <- struct{}{}:
+		defer func() { <-inst.pollSem }()
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	if inst.life.Err() != nil {
+		return nil, status.Error(codes.FailedPrecondition, "source task stopped")
+	}
+	if err := inst.ack(ctx, ss.s, req.GetAcks()); err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	resp, err := inst.poll(ctx, ss.s, req)
+	if err != nil {
+		return nil, toStatus(ctx, fmt.Errorf("poll: %w", err))
+	}
+	return resp, nil
+}
+
+// poll fills one response. Holds pollSem.
+func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
+	maxRecords, maxBytes := int(req.GetMaxRecords()), int(req.GetMaxBytes())
+	if maxRecords <= 0 {
+		maxRecords = defaultPollMaxRecords
+	}
+	if maxBytes <= 0 {
+		maxBytes = defaultPollMaxBytes
+	}
+	timeout := time.Duration(req.GetTimeoutMs()) * time.Millisecond
+	if timeout <= 0 {
+		timeout = defaultPollTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	if d, ok := rpc.Deadline(); ok {
+		// Leave time to send the answer before the worker gives up on it.
+		margin := min(100*time.Millisecond, time.Until(d)/10)
+		if d.Add(-margin).Before(deadline) {
+			deadline = d.Add(-margin)
+		}
+	}
+	ctx, done := callContext(rpc, si.life)
+	defer done()
+
+	b := newPollBatch(maxRecords, maxBytes)
+	var err error
+	if si.pending, err = b.add(si.pending); err != nil {
+		return nil, err
+	}
+	if si.pendingErr != nil && b.len() == 0 {
+		err, si.pendingErr = si.pendingErr, nil
+		return nil, err
+	}
+	for first := true; si.pendingErr == nil && len(si.pending) == 0 && !b.full() && ctx.Err() == nil; first = false {
+		now := time.Now()
+		if !first && !now.Before(deadline) {
+			break
+		}
+		pollDeadline := deadline
+		if b.len() > 0 {
+			if c := now.Add(continuationWait); c.Before(deadline) {
+				pollDeadline = c
+			}
+		}
+		recs, err := si.pollOnce(ctx, s, pollDeadline)
+		if err != nil {
+			if b.len() == 0 {
+				return nil, err
+			}
+			// The records already taken from the task go out now; the
+			// error follows on the next Poll.
+			si.pendingErr = err
+			break
+		}
+		if len(recs) == 0 {
+			if b.len() > 0 {
+				break
+			}
+			// The task returned early with nothing: ask again shortly.
+			wait := min(idleBackoff, time.Until(deadline))
+			if wait <= 0 {
+				break
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+			continue
+		}
+		if si.pending, err = b.add(recs); err != nil {
+			return nil, err
+		}
+	}
+
+	resp := &pluginv1.PollResponse{Schemas: b.schemas, Records: b.recs}
+	if b.len() == 0 {
+		return resp, nil
+	}
+	resp.FirstSeq = si.nextSeq
+	si.nextSeq += uint64(b.len())
+	if si.acker != nil {
+		si.ackMu.Lock()
+		for i, r := range b.data {
+			si.inflight[resp.FirstSeq+uint64(i)] = r
+		}
+		si.ackMu.Unlock()
+	}
+	return resp, nil
+}
+
+// pollOnce calls task.Poll once with the given deadline. A task that answers
+// its own deadline or the Stop cancellation with the context's error has just
+// found nothing; that is not a failure.
+func (si *sourceInstance) pollOnce(ctx context.Context, s *server, deadline time.Time) ([]*data.SourceRecord, error) {
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var recs []*data.SourceRecord
+	err := s.guard("poll", func() error {
+		var err error
+		recs, err = si.task.Poll(pctx)
+		return err
+	})
+	if err != nil && pctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		return nil, nil
+	}
+	return recs, err
+}
+
+// ack delivers per-record acknowledgements to CommitRecord in the order the
+// worker listed them and forgets those records. Tasks without CommitRecord
+// asked for watermarks only, which need no action.
+func (si *sourceInstance) ack(ctx context.Context, s *server, ab *pluginv1.AckBatch) error {
+	if si.acker == nil || len(ab.GetRecords()) == 0 {
+		return nil
+	}
+	si.ackMu.Lock()
+	defer si.ackMu.Unlock()
+	for _, a := range ab.GetRecords() {
+		rec, ok := si.inflight[a.GetSeq()]
+		if !ok {
+			s.log.Warn("acknowledgement for a record this task does not hold", "seq", a.GetSeq())
+			continue
+		}
+		delete(si.inflight, a.GetSeq())
+		var md *RecordMetadata
+		if a.GetWritten() {
+			md = &RecordMetadata{Topic: a.GetTopic(), Partition: a.GetPartition(), Offset: a.GetOffset()}
+			if a.GetTimestampMs() != 0 {
+				md.Timestamp = time.UnixMilli(a.GetTimestampMs()).UTC()
+			}
+		}
+		err := s.guard("commit record", func() error { return si.acker.CommitRecord(ctx, rec, md) })
+		if err != nil {
+			var pe *panicError
+			if errors.As(err, &pe) {
+				return err
+			}
+			// Kafka Connect logs commitRecord failures and carries on.
+			s.log.Error("commit record failed", "seq", a.GetSeq(), "error", err)
+		}
+	}
+	return nil
+}
+
+func (ss *sourceService) Ack(ctx context.Context, req *pluginv1.AckRequest) (*pluginv1.AckResponse, error) {
+	inst, err := ss.started()
+	if err != nil {
+		return nil, err
+	}
+	if err := inst.ack(ctx, ss.s, req.GetAcks()); err != nil {
+		return nil, toStatus(ctx, err)
+	}
+	return &pluginv1.AckResponse{}, nil
+}
+
+func (ss *sourceService) Commit(ctx context.Context, _ *pluginv1.CommitRequest) (*pluginv1.CommitResponse, error) {
+	inst, err := ss.started()
+	if err != nil {
+		return nil, err
+	}
+	if inst.committer == nil {
+		return &pluginv1.CommitResponse{}, nil
+	}
+	cctx, done := callContext(ctx, inst.life)
+	defer done()
+	if err := ss.s.guard("commit", func() error { return inst.committer.Commit(cctx) }); err != nil {
+		return nil, toStatus(ctx, fmt.Errorf("commit: %w", err))
+	}
+	return &pluginv1.CommitResponse{}, nil
+}
+
+func (ss *sourceService) Stop(ctx context.Context, _ *pluginv1.StopRequest) (*pluginv1.StopResponse, error) {
+	ss.s.mu.Lock()
+	inst := ss.s.source
+	ss.s.mu.Unlock()
+	if inst == nil {
+		return &pluginv1.StopResponse{}, nil
+	}
+	var err error
+	inst.stopOnce.Do(func() {
+		// Cancel an outstanding Poll and wait for it to return, so task.Stop
+		// does not race task.Poll; a Poll that ignores cancellation gets half
+		// of Stop's time before Stop proceeds anyway.
+		inst.cancel()
+		if waitForSem(ctx, inst.pollSem) {
+			defer func() { <-inst.pollSem }()
+		} else {
+			ss.s.log.Warn("poll did not return after stop cancelled it; stopping the task anyway")
+		}
+		defer inst.w.close()
+		err = ss.s.guard("stop source task", func() error { return inst.task.Stop(ctx) })
+	})
+	if err != nil {
+		return nil, toStatus(ctx, fmt.Errorf("stop source task: %w", err))
+	}
+	return &pluginv1.StopResponse{}, nil
+}
+
+// waitForSem acquires sem, giving up after half of ctx's remaining time.
+func waitForSem(ctx context.Context, sem chan struct{}) bool {
+	wctx := ctx
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, time.Until(d)/2)
+		defer cancel()
+	}
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-wctx.Done():
+		return false
+	}
+}
