@@ -95,3 +95,33 @@ func TestValueEqual(t *testing.T) {
 		})
 	}
 }
+
+// A STRUCT schema whose default is a struct: the default was built with the
+// schema minus its default (builder) or with the schema itself (decoders).
+// Both must compare equal, and comparison must terminate.
+func TestStructDefaultSchemas(t *testing.T) {
+	bare := StructBuilder().Name("p").Field("x", Int32Schema).MustBuild()
+	def := NewStruct(bare).MustPut("x", int32(1))
+	built := BuilderFrom(bare).Default(def).MustBuild()
+
+	self := *bare
+	selfPtr := &self
+	selfPtr.Default = NewStruct(selfPtr).MustPut("x", int32(1))
+
+	if !SchemaEqual(built, selfPtr) || !SchemaEqual(selfPtr, built) {
+		t.Fatal("struct-default schemas built two ways differ")
+	}
+	if err := Validate(built, NewStruct(bare).MustPut("x", int32(2))); err != nil {
+		t.Fatalf("struct of the bare schema rejected by the defaulted one: %v", err)
+	}
+	other := BuilderFrom(bare).Default(NewStruct(bare).MustPut("x", int32(2))).MustBuild()
+	if SchemaEqual(built, other) {
+		t.Fatal("different struct defaults compare equal")
+	}
+	if !StructSchemaMatches(built, other) {
+		t.Fatal("schemas differing only in their own default should match for struct values")
+	}
+	if StructSchemaMatches(bare, StructBuilder().Name("q").Field("x", Int32Schema).MustBuild()) {
+		t.Fatal("differently named schemas match")
+	}
+}
