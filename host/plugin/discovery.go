@@ -304,22 +304,22 @@ func (m *Manager) candidates() ([]candidate, []Problem) {
 	return out, problems
 }
 
-// describe launches a binary, asks Describe and kills it, all within the
-// describe timeout (plus the kill grace).
+// describe launches a binary, asks Describe and kills it. The start and
+// the call each get the describe timeout; the kill its grace.
 func (m *Manager) describe(ctx context.Context, path string) (*pluginv1.DescribeResponse, error) {
 	m.describes.Add(1)
-	ctx, cancel := context.WithTimeout(ctx, m.opts.DescribeTimeout)
-	defer cancel()
 	in, err := m.launch(ctx, Spec{Path: path, Task: -1}, m.opts.DescribeTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("not a Sluice plugin, or it failed to start: %w", err)
+		return nil, err
 	}
 	defer func() {
 		kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.KillGrace+time.Second)
 		defer kcancel()
 		_ = in.Kill(kctx)
 	}()
-	resp, err := in.Describe(ctx)
+	cctx, cancel := context.WithTimeout(ctx, m.opts.DescribeTimeout)
+	defer cancel()
+	resp, err := in.Describe(cctx)
 	if err != nil {
 		return nil, fmt.Errorf("describe: %w", err)
 	}

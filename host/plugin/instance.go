@@ -215,8 +215,11 @@ func (in *Instance) reap() {
 	if r := in.killReason(); r != "" {
 		in.log.Debug("plugin process ended", "pid", in.Pid(), "reason", r, "status", in.p.exitStatus())
 	}
+	// Forget before Done closes, so that a caller woken by Done sees the
+	// manager without this instance; the reaper count drops last.
+	in.m.forget(in)
 	close(in.done)
-	in.m.untrack(in)
+	in.m.reapers.Done()
 }
 
 // release frees what the instance holds: go-plugin's client (graceful

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -166,7 +167,8 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 		}
 	}
 	if r.err != nil {
-		return fail(fmt.Errorf("start: %w%s", r.err, in.tailNote()))
+		in.release() // reaps the process, so startError can tell how it ended
+		return fail(in.startError(ctx, r.err, startTimeout))
 	}
 	raw, err := r.cp.Dispense(wire.PluginName)
 	if err != nil {
@@ -225,4 +227,25 @@ func (in *Instance) serveWorker(seq uint64) error {
 		}
 	}()
 	return nil
+}
+
+// startError turns go-plugin's start failures into messages that say what
+// happened to the process, with its last output.
+func (in *Instance) startError(ctx context.Context, err error, startTimeout time.Duration) error {
+	p := in.starting()
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("start: %w%s", ctx.Err(), in.tailNote())
+	case p == nil || p.getPid() == 0:
+		return fmt.Errorf("start: %w", err) // exec failed: not executable, bad format, ...
+	}
+	status := p.exitStatus()
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Errorf("start: no go-plugin handshake on stdout within %s (not a Sluice plugin?)%s", startTimeout, in.tailNote())
+	case status != "" && status != "signal: killed" &&
+		(strings.Contains(msg, "plugin exited before we could connect") || strings.Contains(msg, "Failed to read any lines from plugin's stdout")):
+		return fmt.Errorf("start: the process exited before the go-plugin handshake (%s; not a Sluice plugin?)%s", status, in.tailNote())
+	}
+	return fmt.Errorf("start: %w%s", err, in.tailNote())
 }

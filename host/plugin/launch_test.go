@@ -61,7 +61,7 @@ func TestPollRoundTrip(t *testing.T) {
 
 	// Both output paths reach the worker's log, tagged.
 	want := map[string][]string{
-		"source task started": {"worker.plugin.good", "connector=orders", "task=0", "marker=m-poll-1", "[INFO]"},
+		"source task started":  {"worker.plugin.good", "connector=orders", "task=0", "marker=m-poll-1", "[INFO]"},
 		"synced line m-poll-1": {"worker.plugin.good", "connector=orders", "task=0", "stream=stderr", "[WARN]"},
 	}
 	deadline := time.Now().Add(5 * time.Second)

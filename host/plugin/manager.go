@@ -150,11 +150,16 @@ func (m *Manager) track(in *Instance) bool {
 	return true
 }
 
+// untrack undoes track for an instance whose launch failed.
 func (m *Manager) untrack(in *Instance) {
+	m.forget(in)
+	m.reapers.Done()
+}
+
+func (m *Manager) forget(in *Instance) {
 	m.mu.Lock()
 	delete(m.instances, in)
 	m.mu.Unlock()
-	m.reapers.Done()
 }
 
 // wipeSockets removes what a manager creates in dir, and nothing else.
