@@ -1,0 +1,733 @@
+package convert
+
+import (
+	"encoding/base64"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+)
+
+// SimpleHeaderConverter is Kafka Connect's default header converter. It
+// writes a header value as text (Values.convertToString: primitives as
+// Java prints them, arrays "[1,2]", maps and structs {"k":v}, dates and
+// times in ISO 8601) and reads text back by inferring a schema
+// (Values.parseString): null, booleans, the smallest integer type that
+// holds the number, FLOAT32 for other numbers, ISO dates and times,
+// arrays and maps of those, and a STRING for anything else. It keeps no
+// state; the zero value is ready to use.
+//
+// Differences from Kafka, all on input Kafka parses inconsistently: a value
+// must be wholly one number, date, array or map ("12,5" is the string
+// "12,5", where Kafka reads 12 and drops the rest); \" and \\ in quoted
+// strings inside arrays and maps are unescaped (Kafka keeps the
+// backslashes); times are UTC; bytes that are not valid UTF-8 read as BYTES
+// instead of a string with replacement characters; dates, times and
+// timestamps are written by their schema's logical type (Kafka guesses
+// from the instant, so a Timestamp at midnight UTC is written as a date).
+type SimpleHeaderConverter struct{}
+
+// FromConnectHeader implements HeaderConverter.
+func (SimpleHeaderConverter) FromConnectHeader(_, _ string, s *data.Schema, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case data.Raw:
+		return x, nil
+	}
+	var sb strings.Builder
+	if err := appendValues(&sb, s, v, false); err != nil {
+		return nil, err
+	}
+	return []byte(sb.String()), nil
+}
+
+// ToConnectHeader implements HeaderConverter.
+func (SimpleHeaderConverter) ToConnectHeader(_, _ string, b []byte) (*data.Schema, any, error) {
+	if b == nil {
+		return nil, nil, nil
+	}
+	if !utf8.Valid(b) {
+		return data.BytesSchema, b, nil
+	}
+	str := string(b)
+	if str == "" {
+		return data.StringSchema, str, nil
+	}
+	s, v := parseHeaderString(str)
+	return s, v, nil
+}
+
+const (
+	isoDate      = "2006-01-02"
+	isoTime      = "15:04:05.000"
+	isoTimestamp = "2006-01-02T15:04:05.000"
+)
+
+// appendValues is Values.append: the text form of a value; embedded values
+// (inside arrays, maps and structs) quote their strings.
+func appendValues(sb *strings.Builder, s *data.Schema, v any, embedded bool) error {
+	var tmp [48]byte
+	switch x := v.(type) {
+	case nil:
+		sb.WriteString("null")
+	case string:
+		if embedded {
+			sb.WriteByte('"')
+			sb.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(x))
+			sb.WriteByte('"')
+		} else {
+			sb.WriteString(x)
+		}
+	case bool, int8, int16, int32, int64, float32, float64, data.Decimal:
+		writeJavaString(sb, x)
+	case []byte:
+		appendBase64Text(sb, x, embedded)
+	case data.Raw:
+		appendBase64Text(sb, x, embedded)
+	case time.Time:
+		sb.Write(appendISO(tmp[:0], s, x))
+	case []any:
+		var es *data.Schema
+		if s != nil {
+			es = s.ValueSchema
+		}
+		sb.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			if err := appendValues(sb, es, e, true); err != nil {
+				return atIndex(err, i)
+			}
+		}
+		sb.WriteByte(']')
+	case map[string]any:
+		var ks, vs *data.Schema
+		if s != nil {
+			ks, vs = s.KeySchema, s.ValueSchema
+		}
+		sb.WriteByte('{')
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			if err := appendEntry(sb, ks, vs, k, x[k]); err != nil {
+				return atField(err, k)
+			}
+		}
+		sb.WriteByte('}')
+	case data.Map:
+		var ks, vs *data.Schema
+		if s != nil {
+			ks, vs = s.KeySchema, s.ValueSchema
+		}
+		sb.WriteByte('{')
+		for i, e := range x {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			if err := appendEntry(sb, ks, vs, e.Key, e.Value); err != nil {
+				return atIndex(err, i)
+			}
+		}
+		sb.WriteByte('}')
+	case *data.Struct:
+		sb.WriteByte('{')
+		for i, f := range x.Schema().Fields {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			if err := appendEntry(sb, nil, f.Schema, f.Name, x.GetIndex(i)); err != nil {
+				return atField(err, f.Name)
+			}
+		}
+		sb.WriteByte('}')
+	default:
+		return dataErr("Failed to serialize unexpected value type %T: %v", v, v)
+	}
+	return nil
+}
+
+func appendEntry(sb *strings.Builder, ks, vs *data.Schema, k, v any) error {
+	if err := appendValues(sb, ks, k, true); err != nil {
+		return err
+	}
+	sb.WriteByte(':')
+	return appendValues(sb, vs, v, true)
+}
+
+func appendBase64Text(sb *strings.Builder, b []byte, embedded bool) {
+	if embedded {
+		sb.WriteByte('"')
+	}
+	sb.WriteString(base64.StdEncoding.EncodeToString(b))
+	if embedded {
+		sb.WriteByte('"')
+	}
+}
+
+// appendISO writes a time in the ISO 8601 form of its logical type; without
+// a schema it guesses as Kafka does (before the end of the first day of
+// 1970: a time of day; at midnight: a date; otherwise a timestamp).
+func appendISO(b []byte, s *data.Schema, t time.Time) []byte {
+	t = t.UTC()
+	name := ""
+	if s != nil {
+		name = s.Name
+	}
+	if name == "" {
+		switch ms := t.UnixMilli(); {
+		case ms < msPerDay:
+			name = data.TimeName
+		case ms%msPerDay == 0:
+			name = data.DateName
+		default:
+			name = data.TimestampName
+		}
+	}
+	switch name {
+	case data.DateName:
+		return t.AppendFormat(b, isoDate)
+	case data.TimeName:
+		return append(t.AppendFormat(b, isoTime), 'Z')
+	}
+	return append(t.AppendFormat(b, isoTimestamp), 'Z')
+}
+
+// javaTrim is String.trim: it strips every character up to ' ' at both ends.
+func javaTrim(s string) string {
+	i, j := 0, len(s)
+	for i < j && s[i] <= ' ' {
+		i++
+	}
+	for j > i && s[j-1] <= ' ' {
+		j--
+	}
+	return s[i:j]
+}
+
+// parseHeaderString is Values.parseString for a non-empty string.
+func parseHeaderString(str string) (*data.Schema, any) {
+	t := javaTrim(str)
+	switch t {
+	case "":
+		return data.StringSchema, str
+	case "null":
+		return nil, nil
+	case "true":
+		return data.BooleanSchema, true
+	case "false":
+		return data.BooleanSchema, false
+	}
+	if t[0] == '[' || t[0] == '{' {
+		p := headerParser{s: t}
+		if v, err := p.value(); err == nil && p.pos == len(p.s) {
+			return v.s, v.v
+		}
+		return data.StringSchema, str
+	}
+	if v, ok := parseScalar(t); ok {
+		return v.s, v.v
+	}
+	return data.StringSchema, str
+}
+
+// parsed is one parsed value; null marks a null literal (Kafka's null
+// SchemaAndValue), which carries no schema.
+type parsed struct {
+	s    *data.Schema
+	v    any
+	null bool
+}
+
+// parseScalar reads a date, time, timestamp or number.
+func parseScalar(t string) (parsed, bool) {
+	if t == "" {
+		return parsed{}, false
+	}
+	c := t[0]
+	if c >= '0' && c <= '9' {
+		if v, ok := parseTemporal(t); ok {
+			return v, true
+		}
+	}
+	if (c >= '0' && c <= '9') || c == '+' || c == '-' {
+		if d, ok := parseDecimal(t); ok {
+			return inferNumber(t, d), true
+		}
+	}
+	return parsed{}, false
+}
+
+func parseTemporal(t string) (parsed, bool) {
+	switch len(t) {
+	case len(isoDate):
+		if tm, err := time.Parse(isoDate, t); err == nil {
+			return parsed{s: data.DateSchema(false), v: tm.UTC()}, true
+		}
+	case len(isoTime) + 1:
+		if t[len(t)-1] == 'Z' {
+			if tm, err := time.Parse(isoTime, t[:len(t)-1]); err == nil {
+				return parsed{s: data.TimeSchema(false), v: timeUTC(int64(tm.Hour()*3600+tm.Minute()*60+tm.Second())*1000 + int64(tm.Nanosecond()/1e6))}, true
+			}
+		}
+	case len(isoTimestamp) + 1:
+		if t[len(t)-1] == 'Z' {
+			if tm, err := time.Parse(isoTimestamp, t[:len(t)-1]); err == nil {
+				return parsed{s: data.TimestampSchema(false), v: tm.UTC()}, true
+			}
+		}
+	}
+	return parsed{}, false
+}
+
+// inferNumber picks the schema Kafka infers for a number: the smallest of
+// INT8, INT16, INT32 and INT64 that holds an integral value exactly, else
+// FLOAT32 for a value with fraction digits or an exponent (even where that
+// rounds), FLOAT64 when FLOAT32 overflows, else a Decimal.
+func inferNumber(lit string, d data.Decimal) parsed {
+	if v, integral, fits := decimalInt64(d); integral && fits {
+		switch {
+		case v >= math.MinInt8 && v <= math.MaxInt8:
+			return parsed{s: data.Int8Schema, v: int8(v)}
+		case v >= math.MinInt16 && v <= math.MaxInt16:
+			return parsed{s: data.Int16Schema, v: int16(v)}
+		case v >= math.MinInt32 && v <= math.MaxInt32:
+			return parsed{s: data.Int32Schema, v: int32(v)}
+		}
+		return parsed{s: data.Int64Schema, v: v}
+	}
+	if d.Scale != 0 {
+		if f, _ := strconv.ParseFloat(lit, 32); !math.IsInf(f, 0) {
+			return parsed{s: data.Float32Schema, v: float32(f)}
+		}
+		if f, _ := strconv.ParseFloat(lit, 64); !math.IsInf(f, 0) {
+			return parsed{s: data.Float64Schema, v: f}
+		}
+	}
+	return parsed{s: data.DecimalSchema(d.Scale, false), v: d}
+}
+
+// headerParser reads the values embedded in an array or map.
+type headerParser struct {
+	s     string
+	pos   int
+	depth int
+}
+
+type headerSyntax string
+
+func (e headerSyntax) Error() string { return string(e) }
+
+func (p *headerParser) ws() {
+	for p.pos < len(p.s) && p.s[p.pos] <= ' ' {
+		p.pos++
+	}
+}
+
+func (p *headerParser) peek(c byte) bool { return p.pos < len(p.s) && p.s[p.pos] == c }
+
+func isHeaderDelim(c byte) bool {
+	switch c {
+	case ',', ':', '[', ']', '{', '}', '"':
+		return true
+	}
+	return false
+}
+
+func (p *headerParser) value() (parsed, error) {
+	p.ws()
+	if p.pos >= len(p.s) {
+		return parsed{}, headerSyntax("missing value")
+	}
+	switch p.s[p.pos] {
+	case '"':
+		content := p.quoted()
+		if v, ok := parseTemporal(content); ok {
+			return v, nil
+		}
+		return parsed{s: data.StringSchema, v: content}, nil
+	case '[':
+		return p.array()
+	case '{':
+		return p.object()
+	}
+	tok := javaTrim(p.token())
+	switch tok {
+	case "null":
+		return parsed{null: true}, nil
+	case "true":
+		return parsed{s: data.BooleanSchema, v: true}, nil
+	case "false":
+		return parsed{s: data.BooleanSchema, v: false}, nil
+	}
+	if v, ok := parseScalar(tok); ok {
+		return v, nil
+	}
+	return parsed{}, headerSyntax("Failed to parse embedded value")
+}
+
+// quoted reads a quoted string, unescaping \" and \\.
+func (p *headerParser) quoted() string {
+	p.pos++
+	var sb strings.Builder
+	for p.pos < len(p.s) {
+		c := p.s[p.pos]
+		p.pos++
+		switch {
+		case c == '"':
+			return sb.String()
+		case c == '\\' && p.pos < len(p.s) && (p.s[p.pos] == '"' || p.s[p.pos] == '\\'):
+			sb.WriteByte(p.s[p.pos])
+			p.pos++
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+// token reads an unquoted value up to the next delimiter. A time or
+// timestamp holds colons, so one is recognized before splitting at them.
+func (p *headerParser) token() string {
+	rest := p.s[p.pos:]
+	if len(rest) > 0 && rest[0] >= '0' && rest[0] <= '9' {
+		for _, n := range []int{len(isoTimestamp) + 1, len(isoTime) + 1} {
+			if len(rest) >= n && (len(rest) == n || isHeaderDelim(rest[n]) || rest[n] <= ' ') {
+				if _, ok := parseTemporal(rest[:n]); ok {
+					p.pos += n
+					return rest[:n]
+				}
+			}
+		}
+	}
+	start := p.pos
+	escaped := false
+	for p.pos < len(p.s) {
+		c := p.s[p.pos]
+		if c == '\\' {
+			escaped = !escaped
+		} else if isHeaderDelim(c) && !escaped {
+			break
+		} else {
+			escaped = false
+		}
+		p.pos++
+	}
+	return p.s[start:p.pos]
+}
+
+func (p *headerParser) enter() error {
+	p.depth++
+	if p.depth > maxDepth {
+		return headerSyntax("nested too deeply")
+	}
+	return nil
+}
+
+func (p *headerParser) array() (parsed, error) {
+	if err := p.enter(); err != nil {
+		return parsed{}, err
+	}
+	defer func() { p.depth-- }()
+	p.pos++
+	var elems []any
+	var common *data.Schema
+	for {
+		p.ws()
+		if p.pos >= len(p.s) {
+			return parsed{}, headerSyntax("Array is missing terminating ']'")
+		}
+		if p.peek(']') {
+			p.pos++
+			break
+		}
+		if p.peek(',') {
+			return parsed{}, headerSyntax("Unable to parse an empty array element")
+		}
+		e, err := p.value()
+		if err != nil {
+			return parsed{}, err
+		}
+		common = commonSchema(common, e)
+		elems = append(elems, e.v)
+		p.ws()
+		switch {
+		case p.peek(']'):
+		case p.peek(','):
+			p.pos++
+		default:
+			return parsed{}, headerSyntax("Array elements missing ',' delimiter")
+		}
+	}
+	if elems == nil {
+		elems = []any{}
+	}
+	if common == nil {
+		// Every element is null, or they share no schema.
+		return parsed{s: &data.Schema{Type: data.Array}, v: elems}, nil
+	}
+	for i, e := range elems {
+		v, err := alignTo(common, e)
+		if err != nil {
+			return parsed{}, err
+		}
+		elems[i] = v
+	}
+	return parsed{s: &data.Schema{Type: data.Array, ValueSchema: common}, v: elems}, nil
+}
+
+func (p *headerParser) object() (parsed, error) {
+	if err := p.enter(); err != nil {
+		return parsed{}, err
+	}
+	defer func() { p.depth-- }()
+	p.pos++
+	var entries data.Map
+	var ks, vs *data.Schema
+	for {
+		p.ws()
+		if p.pos >= len(p.s) {
+			return parsed{}, headerSyntax("Map is missing terminating '}'")
+		}
+		if p.peek('}') {
+			p.pos++
+			break
+		}
+		if p.peek(',') {
+			return parsed{}, headerSyntax("Unable to parse a map entry with no key or value")
+		}
+		k, err := p.value()
+		if err != nil {
+			return parsed{}, err
+		}
+		if k.null {
+			return parsed{}, headerSyntax("Map entry may not have a null key")
+		}
+		p.ws()
+		if !p.peek(':') {
+			return parsed{}, headerSyntax("Map entry is missing ':'")
+		}
+		p.pos++
+		v, err := p.value()
+		if err != nil {
+			return parsed{}, err
+		}
+		entries = putEntry(entries, k.v, v.v)
+		p.ws()
+		if p.peek(',') {
+			p.pos++
+		}
+		ks = commonSchema(ks, k)
+		vs = commonSchema(vs, v)
+	}
+	s := &data.Schema{Type: data.MapType}
+	if ks != nil {
+		s.KeySchema = ks
+		if vs != nil {
+			s.ValueSchema = vs
+		}
+		for i := range entries {
+			k, err := alignTo(ks, entries[i].Key)
+			if err != nil {
+				return parsed{}, err
+			}
+			entries[i].Key = k
+			if vs != nil {
+				v, err := alignTo(vs, entries[i].Value)
+				if err != nil {
+					return parsed{}, err
+				}
+				entries[i].Value = v
+			}
+		}
+	}
+	// String keys make a map[string]any, as everywhere in the data model.
+	m := make(map[string]any, len(entries))
+	for _, e := range entries {
+		k, ok := e.Key.(string)
+		if !ok {
+			return parsed{s: s, v: entries}, nil
+		}
+		m[k] = e.Value
+	}
+	return parsed{s: s, v: m}, nil
+}
+
+// numericRank orders the number types for widening (Values.commonSchemaFor).
+func numericRank(t data.Type) int {
+	switch t {
+	case data.Int8:
+		return 1
+	case data.Int16:
+		return 2
+	case data.Int32:
+		return 3
+	case data.Int64:
+		return 4
+	case data.Float32:
+		return 5
+	case data.Float64:
+		return 6
+	}
+	return 0
+}
+
+// commonSchema is Values.commonSchemaFor: the schema that holds both the
+// elements seen so far and the next one, or nil when there is none (and
+// then detection restarts with the next element, as in Kafka).
+func commonSchema(prev *data.Schema, next parsed) *data.Schema {
+	if next.null {
+		return prev
+	}
+	if prev == nil {
+		return next.s
+	}
+	ns := next.s
+	if prev.Type != ns.Type {
+		pr, nr := numericRank(prev.Type), numericRank(ns.Type)
+		if pr == 0 || nr == 0 {
+			return nil
+		}
+		if nr > pr {
+			return ns
+		}
+		return prev
+	}
+	if prev.Optional == ns.Optional {
+		if prev.Optional {
+			return prev
+		}
+		return ns
+	}
+	if !data.SchemaEqual(prev, ns) {
+		return nil
+	}
+	return prev
+}
+
+// alignTo converts a parsed value to the common schema of its array or map
+// (Values.convertTo for the conversions parsing can need).
+func alignTo(to *data.Schema, v any) (any, error) {
+	if v == nil {
+		if to.Optional {
+			return nil, nil
+		}
+		return nil, headerSyntax("Unable to convert a null value to a schema that requires a value")
+	}
+	switch to.Name {
+	case data.DateName, data.TimeName, data.TimestampName:
+		if _, ok := v.(time.Time); ok {
+			return v, nil
+		}
+		n, ok := asInt64(v)
+		if !ok {
+			return nil, headerSyntax("Unable to convert value to " + to.Name)
+		}
+		if to.Name == data.DateName {
+			return timeUTC(int64(int32(n)) * msPerDay), nil
+		}
+		if to.Name == data.TimeName {
+			return timeUTC(int64(int32(n))), nil
+		}
+		return timeUTC(n), nil
+	case data.DecimalName:
+		if _, ok := v.(data.Decimal); ok {
+			return v, nil
+		}
+		return nil, headerSyntax("Unable to convert value to a Decimal")
+	}
+	switch to.Type {
+	case data.Int8, data.Int16, data.Int32, data.Int64:
+		n, ok := asInt64(v)
+		if !ok {
+			return nil, headerSyntax("Unable to convert value to a number")
+		}
+		switch to.Type {
+		case data.Int8:
+			return int8(n), nil
+		case data.Int16:
+			return int16(n), nil
+		case data.Int32:
+			return int32(n), nil
+		}
+		return n, nil
+	case data.Float32, data.Float64:
+		f, ok := asFloat64(v)
+		if !ok {
+			return nil, headerSyntax("Unable to convert value to a number")
+		}
+		if to.Type == data.Float32 {
+			return float32(f), nil
+		}
+		return f, nil
+	case data.String:
+		var sb strings.Builder
+		if err := appendValues(&sb, nil, v, false); err != nil {
+			return nil, err
+		}
+		return sb.String(), nil
+	case data.Boolean:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	case data.Array:
+		if a, ok := v.([]any); ok {
+			return a, nil
+		}
+	case data.MapType:
+		switch v.(type) {
+		case map[string]any, data.Map:
+			return v, nil
+		}
+	}
+	return nil, headerSyntax("Unable to convert value to " + upperType(to.Type))
+}
+
+// asInt64 is Values.asLong for parsed values: Java's longValue, which
+// truncates fractions.
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case float32:
+		return javaLong(float64(x)), true
+	case float64:
+		return javaLong(x), true
+	}
+	return 0, false
+}
+
+// javaLong is Java's (long) cast of a double: truncating, saturating, NaN 0.
+func javaLong(f float64) int64 {
+	switch {
+	case f != f:
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+func asFloat64(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float32:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	n, ok := asInt64(v)
+	return float64(n), ok
+}

@@ -1,0 +1,181 @@
+package convert
+
+import (
+	"encoding/binary"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+)
+
+// StringConverter is Kafka Connect's StringConverter: it writes the string
+// form of any value in the configured character set and reads bytes back as
+// an optional STRING. Create it with NewStringConverter or New.
+type StringConverter struct {
+	cs charset
+}
+
+// charset is one of the character sets every Java runtime supports
+// (java.nio.charset.StandardCharsets).
+type charset int
+
+const (
+	csUTF8 charset = iota
+	csASCII
+	csLatin1
+	csUTF16 // big-endian, writes a byte order mark, honours one when reading
+	csUTF16BE
+	csUTF16LE
+)
+
+// charsetNames maps Java's canonical charset names and common aliases,
+// lower-cased, to the character sets StringConverter implements.
+var charsetNames = map[string]charset{
+	"utf-8": csUTF8, "utf8": csUTF8, "unicode-1-1-utf-8": csUTF8,
+	"us-ascii": csASCII, "ascii": csASCII, "us": csASCII, "iso646-us": csASCII, "ascii7": csASCII,
+	"ansi_x3.4-1968": csASCII, "cp367": csASCII, "ibm367": csASCII, "646": csASCII, "csascii": csASCII,
+	"iso-8859-1": csLatin1, "iso8859_1": csLatin1, "iso_8859-1": csLatin1, "iso_8859_1": csLatin1,
+	"iso8859-1": csLatin1, "8859_1": csLatin1, "latin1": csLatin1, "l1": csLatin1, "cp819": csLatin1,
+	"ibm819": csLatin1, "csisolatin1": csLatin1, "iso-ir-100": csLatin1,
+	"utf-16": csUTF16, "utf_16": csUTF16, "utf16": csUTF16, "unicode": csUTF16, "unicodebig": csUTF16,
+	"utf-16be": csUTF16BE, "utf_16be": csUTF16BE, "x-utf-16be": csUTF16BE, "unicodebigunmarked": csUTF16BE,
+	"iso-10646-ucs-2": csUTF16BE,
+	"utf-16le":        csUTF16LE, "utf_16le": csUTF16LE, "x-utf-16le": csUTF16LE, "unicodelittleunmarked": csUTF16LE,
+}
+
+// NewStringConverter returns a StringConverter for a Java character set
+// name: UTF-8, US-ASCII, ISO-8859-1, UTF-16, UTF-16BE or UTF-16LE (and
+// Java's aliases of those, case-insensitive).
+func NewStringConverter(encoding string) (*StringConverter, error) {
+	cs, ok := charsetNames[strings.ToLower(strings.TrimSpace(encoding))]
+	if !ok {
+		return nil, &ConfigError{Name: EncodingConfig, Value: encoding,
+			Msg: "unsupported character set; supported: UTF-8, US-ASCII, ISO-8859-1, UTF-16, UTF-16BE, UTF-16LE"}
+	}
+	return &StringConverter{cs: cs}, nil
+}
+
+func newStringFromProps(props map[string]string) (*StringConverter, error) {
+	enc, ok := props[EncodingConfig]
+	if !ok {
+		enc = "UTF-8"
+	}
+	return NewStringConverter(enc)
+}
+
+// FromConnectData implements Converter. A string is encoded as it is; any
+// other value is encoded in its Java toString form (see javaString); bytes
+// are written unchanged.
+func (c *StringConverter) FromConnectData(_ string, _ data.Headers, _ *data.Schema, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case data.Raw:
+		return x, nil
+	case []byte:
+		return x, nil
+	case string:
+		return c.encode(x), nil
+	}
+	return c.encode(javaString(v)), nil
+}
+
+// ToConnectData implements Converter. UTF-8 input is returned byte for byte,
+// invalid sequences included; the other character sets decode as Java does,
+// replacing what they cannot map with U+FFFD.
+func (c *StringConverter) ToConnectData(_ string, _ data.Headers, b []byte) (*data.Schema, any, error) {
+	if b == nil {
+		return data.OptionalStringSchema, nil, nil
+	}
+	return data.OptionalStringSchema, c.decode(b), nil
+}
+
+// FromConnectHeader implements HeaderConverter.
+func (c *StringConverter) FromConnectHeader(topic, _ string, s *data.Schema, v any) ([]byte, error) {
+	return c.FromConnectData(topic, nil, s, v)
+}
+
+// ToConnectHeader implements HeaderConverter.
+func (c *StringConverter) ToConnectHeader(topic, _ string, b []byte) (*data.Schema, any, error) {
+	return c.ToConnectData(topic, nil, b)
+}
+
+func (c *StringConverter) encode(s string) []byte {
+	switch c.cs {
+	case csUTF8:
+		return []byte(s)
+	case csASCII, csLatin1:
+		limit := rune(0x7f)
+		if c.cs == csLatin1 {
+			limit = 0xff
+		}
+		out := make([]byte, 0, len(s))
+		for _, r := range s {
+			if r > limit || r == utf8.RuneError {
+				out = append(out, '?') // Java's replacement for unmappable characters
+				continue
+			}
+			out = append(out, byte(r))
+		}
+		return out
+	}
+	units := utf16.Encode([]rune(s))
+	out := make([]byte, 0, 2*len(units)+2)
+	if c.cs == csUTF16 {
+		out = append(out, 0xfe, 0xff)
+	}
+	for _, u := range units {
+		if c.cs == csUTF16LE {
+			out = binary.LittleEndian.AppendUint16(out, u)
+		} else {
+			out = binary.BigEndian.AppendUint16(out, u)
+		}
+	}
+	return out
+}
+
+func (c *StringConverter) decode(b []byte) string {
+	switch c.cs {
+	case csUTF8:
+		return string(b)
+	case csASCII:
+		var sb strings.Builder
+		for _, x := range b {
+			if x > 0x7f {
+				sb.WriteRune(utf8.RuneError)
+			} else {
+				sb.WriteByte(x)
+			}
+		}
+		return sb.String()
+	case csLatin1:
+		var sb strings.Builder
+		for _, x := range b {
+			sb.WriteRune(rune(x))
+		}
+		return sb.String()
+	}
+	little := c.cs == csUTF16LE
+	if c.cs == csUTF16 && len(b) >= 2 {
+		switch {
+		case b[0] == 0xfe && b[1] == 0xff:
+			b = b[2:]
+		case b[0] == 0xff && b[1] == 0xfe:
+			b, little = b[2:], true
+		}
+	}
+	units := make([]uint16, 0, len(b)/2)
+	for i := 0; i+1 < len(b); i += 2 {
+		if little {
+			units = append(units, binary.LittleEndian.Uint16(b[i:]))
+		} else {
+			units = append(units, binary.BigEndian.Uint16(b[i:]))
+		}
+	}
+	s := string(utf16.Decode(units))
+	if len(b)%2 == 1 {
+		s += string(utf8.RuneError)
+	}
+	return s
+}
