@@ -10,11 +10,6 @@ import (
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
-// nullValue is what a Go nil becomes. Each call returns a fresh message:
-// generated messages carry internal state and must not be shared between
-// batches that are marshalled concurrently.
-func nullValue() *pluginv1.Value { return &pluginv1.Value{} }
-
 // EncodeValue converts v, a value of schema s, to its proto form. Logical
 // values travel in their physical representation (data.ToPhysical). nil
 // encodes as a null Value at any level; inside structs, arrays and maps a
@@ -22,75 +17,95 @@ func nullValue() *pluginv1.Value { return &pluginv1.Value{} }
 // nil schema, v is schemaless: integers, floats, bool, string, []byte, []any,
 // map[string]any and data.Map, recursively.
 func EncodeValue(s *data.Schema, v any) (*pluginv1.Value, error) {
+	p := &pluginv1.Value{}
+	if err := encodeInto(p, s, v); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// encodeInto fills p, which the caller allocated (structs and arrays
+// allocate their elements in one block: one allocation per container
+// instead of one per element).
+func encodeInto(p *pluginv1.Value, s *data.Schema, v any) error {
 	if v == nil {
-		return nullValue(), nil
+		return nil
 	}
 	if s == nil {
-		return encodeSchemaless(v)
+		return encodeSchemalessInto(p, v)
 	}
 	if s.Name != "" && data.IsLogical(s) {
 		pv, err := data.ToPhysical(s, v)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		v = pv
 	}
 	switch s.Type {
 	case data.Int8:
 		if x, ok := v.(int8); ok {
-			return &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: int64(x)}}, nil
+			p.Kind = &pluginv1.Value_IntValue{IntValue: int64(x)}
+			return nil
 		}
 	case data.Int16:
 		if x, ok := v.(int16); ok {
-			return &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: int64(x)}}, nil
+			p.Kind = &pluginv1.Value_IntValue{IntValue: int64(x)}
+			return nil
 		}
 	case data.Int32:
 		if x, ok := v.(int32); ok {
-			return &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: int64(x)}}, nil
+			p.Kind = &pluginv1.Value_IntValue{IntValue: int64(x)}
+			return nil
 		}
 	case data.Int64:
 		if x, ok := v.(int64); ok {
-			return &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: x}}, nil
+			p.Kind = &pluginv1.Value_IntValue{IntValue: x}
+			return nil
 		}
 	case data.Float32:
 		if x, ok := v.(float32); ok {
-			return &pluginv1.Value{Kind: &pluginv1.Value_FloatValue{FloatValue: float64(x)}}, nil
+			p.Kind = &pluginv1.Value_FloatValue{FloatValue: float64(x)}
+			return nil
 		}
 	case data.Float64:
 		if x, ok := v.(float64); ok {
-			return &pluginv1.Value{Kind: &pluginv1.Value_FloatValue{FloatValue: x}}, nil
+			p.Kind = &pluginv1.Value_FloatValue{FloatValue: x}
+			return nil
 		}
 	case data.Boolean:
 		if x, ok := v.(bool); ok {
-			return &pluginv1.Value{Kind: &pluginv1.Value_BooleanValue{BooleanValue: x}}, nil
+			p.Kind = &pluginv1.Value_BooleanValue{BooleanValue: x}
+			return nil
 		}
 	case data.String:
 		if x, ok := v.(string); ok {
-			return &pluginv1.Value{Kind: &pluginv1.Value_StringValue{StringValue: x}}, nil
+			p.Kind = &pluginv1.Value_StringValue{StringValue: x}
+			return nil
 		}
 	case data.Bytes:
 		if x, ok := v.([]byte); ok {
-			return &pluginv1.Value{Kind: &pluginv1.Value_BytesValue{BytesValue: x}}, nil
+			p.Kind = &pluginv1.Value_BytesValue{BytesValue: x}
+			return nil
 		}
 	case data.Array:
 		if x, ok := v.([]any); ok {
-			return encodeArray(s.ValueSchema, x)
+			return encodeArray(p, s.ValueSchema, x)
 		}
 	case data.MapType:
 		switch x := v.(type) {
 		case map[string]any:
-			return encodeStringMap(s.KeySchema, s.ValueSchema, x)
+			return encodeStringMap(p, s.KeySchema, s.ValueSchema, x)
 		case data.Map:
-			return encodeMap(s.KeySchema, s.ValueSchema, x)
+			return encodeMap(p, s.KeySchema, s.ValueSchema, x)
 		}
 	case data.StructType:
 		if x, ok := v.(*data.Struct); ok {
-			return encodeStruct(s, x)
+			return encodeStruct(p, s, x)
 		}
 	default:
-		return nil, fmt.Errorf("invalid schema type %s", s.Type)
+		return fmt.Errorf("invalid schema type %s", s.Type)
 	}
-	return nil, fmt.Errorf("value of type %T does not match schema type %s", v, s.Type)
+	return fmt.Errorf("value of type %T does not match schema type %s", v, s.Type)
 }
 
 // checkNull rejects a nested null whose schema neither allows null nor
@@ -102,115 +117,124 @@ func checkNull(s *data.Schema) error {
 	return fmt.Errorf("null used for required %s", s.Type)
 }
 
-func encodeNested(s *data.Schema, v any) (*pluginv1.Value, error) {
+func encodeNested(p *pluginv1.Value, s *data.Schema, v any) error {
 	if v == nil {
-		if err := checkNull(s); err != nil {
-			return nil, err
-		}
-		return nullValue(), nil
+		return checkNull(s)
 	}
-	return EncodeValue(s, v)
+	return encodeInto(p, s, v)
 }
 
-func encodeArray(es *data.Schema, arr []any) (*pluginv1.Value, error) {
+func encodeArray(p *pluginv1.Value, es *data.Schema, arr []any) error {
+	slab := make([]pluginv1.Value, len(arr))
 	out := make([]*pluginv1.Value, len(arr))
 	for i, e := range arr {
-		pv, err := encodeNested(es, e)
-		if err != nil {
-			return nil, fmt.Errorf("element %d: %w", i, err)
+		if err := encodeNested(&slab[i], es, e); err != nil {
+			return fmt.Errorf("element %d: %w", i, err)
 		}
-		out[i] = pv
+		out[i] = &slab[i]
 	}
-	return &pluginv1.Value{Kind: &pluginv1.Value_ArrayValue{ArrayValue: &pluginv1.ValueList{Values: out}}}, nil
+	p.Kind = &pluginv1.Value_ArrayValue{ArrayValue: &pluginv1.ValueList{Values: out}}
+	return nil
 }
 
-func encodeStringMap(ks, vs *data.Schema, m map[string]any) (*pluginv1.Value, error) {
-	out := make([]*pluginv1.MapEntry, 0, len(m))
+func encodeStringMap(p *pluginv1.Value, ks, vs *data.Schema, m map[string]any) error {
+	slab := make([]pluginv1.Value, 2*len(m))
+	entries := make([]pluginv1.MapEntry, len(m))
+	out := make([]*pluginv1.MapEntry, len(m))
+	i := 0
 	for k, e := range m {
-		pk, err := encodeNested(ks, k)
-		if err != nil {
-			return nil, fmt.Errorf("map key %q: %w", k, err)
+		pk, pv := &slab[2*i], &slab[2*i+1]
+		if err := encodeNested(pk, ks, k); err != nil {
+			return fmt.Errorf("map key %q: %w", k, err)
 		}
-		pv, err := encodeNested(vs, e)
-		if err != nil {
-			return nil, fmt.Errorf("map value for key %q: %w", k, err)
+		if err := encodeNested(pv, vs, e); err != nil {
+			return fmt.Errorf("map value for key %q: %w", k, err)
 		}
-		out = append(out, &pluginv1.MapEntry{Key: pk, Value: pv})
+		entries[i].Key, entries[i].Value = pk, pv
+		out[i] = &entries[i]
+		i++
 	}
-	return &pluginv1.Value{Kind: &pluginv1.Value_MapValue{MapValue: &pluginv1.ValueMap{Entries: out}}}, nil
+	p.Kind = &pluginv1.Value_MapValue{MapValue: &pluginv1.ValueMap{Entries: out}}
+	return nil
 }
 
-func encodeMap(ks, vs *data.Schema, m data.Map) (*pluginv1.Value, error) {
+func encodeMap(p *pluginv1.Value, ks, vs *data.Schema, m data.Map) error {
+	slab := make([]pluginv1.Value, 2*len(m))
+	entries := make([]pluginv1.MapEntry, len(m))
 	out := make([]*pluginv1.MapEntry, len(m))
 	for i, e := range m {
-		pk, err := encodeNested(ks, e.Key)
-		if err != nil {
-			return nil, fmt.Errorf("map entry %d key: %w", i, err)
+		pk, pv := &slab[2*i], &slab[2*i+1]
+		if err := encodeNested(pk, ks, e.Key); err != nil {
+			return fmt.Errorf("map entry %d key: %w", i, err)
 		}
-		pv, err := encodeNested(vs, e.Value)
-		if err != nil {
-			return nil, fmt.Errorf("map entry %d value: %w", i, err)
+		if err := encodeNested(pv, vs, e.Value); err != nil {
+			return fmt.Errorf("map entry %d value: %w", i, err)
 		}
-		out[i] = &pluginv1.MapEntry{Key: pk, Value: pv}
+		entries[i].Key, entries[i].Value = pk, pv
+		out[i] = &entries[i]
 	}
-	return &pluginv1.Value{Kind: &pluginv1.Value_MapValue{MapValue: &pluginv1.ValueMap{Entries: out}}}, nil
+	p.Kind = &pluginv1.Value_MapValue{MapValue: &pluginv1.ValueMap{Entries: out}}
+	return nil
 }
 
-func encodeStruct(s *data.Schema, st *data.Struct) (*pluginv1.Value, error) {
+func encodeStruct(p *pluginv1.Value, s *data.Schema, st *data.Struct) error {
 	if ss := st.Schema(); ss != s && !data.StructSchemaMatches(ss, s) {
-		return nil, errors.New("struct's schema does not match the schema it is sent with")
+		return errors.New("struct's schema does not match the schema it is sent with")
 	}
 	vals := st.Values()
+	slab := make([]pluginv1.Value, len(vals))
 	out := make([]*pluginv1.Value, len(vals))
 	for i, fv := range vals {
 		f := &s.Fields[i]
-		pv, err := encodeNested(f.Schema, fv)
-		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", f.Name, err)
+		if err := encodeNested(&slab[i], f.Schema, fv); err != nil {
+			return fmt.Errorf("field %s: %w", f.Name, err)
 		}
-		out[i] = pv
+		out[i] = &slab[i]
 	}
-	return &pluginv1.Value{Kind: &pluginv1.Value_StructValue{StructValue: &pluginv1.ValueList{Values: out}}}, nil
+	p.Kind = &pluginv1.Value_StructValue{StructValue: &pluginv1.ValueList{Values: out}}
+	return nil
 }
 
-func encodeSchemaless(v any) (*pluginv1.Value, error) {
+func encodeSchemalessInto(p *pluginv1.Value, v any) error {
 	switch x := v.(type) {
 	case nil:
-		return nullValue(), nil
+		return nil
 	case int8:
-		return &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: int64(x)}}, nil
+		p.Kind = &pluginv1.Value_IntValue{IntValue: int64(x)}
 	case int16:
-		return &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: int64(x)}}, nil
+		p.Kind = &pluginv1.Value_IntValue{IntValue: int64(x)}
 	case int32:
-		return &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: int64(x)}}, nil
+		p.Kind = &pluginv1.Value_IntValue{IntValue: int64(x)}
 	case int64:
-		return &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: x}}, nil
+		p.Kind = &pluginv1.Value_IntValue{IntValue: x}
 	case int:
-		return &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: int64(x)}}, nil
+		p.Kind = &pluginv1.Value_IntValue{IntValue: int64(x)}
 	case float32:
-		return &pluginv1.Value{Kind: &pluginv1.Value_FloatValue{FloatValue: float64(x)}}, nil
+		p.Kind = &pluginv1.Value_FloatValue{FloatValue: float64(x)}
 	case float64:
-		return &pluginv1.Value{Kind: &pluginv1.Value_FloatValue{FloatValue: x}}, nil
+		p.Kind = &pluginv1.Value_FloatValue{FloatValue: x}
 	case bool:
-		return &pluginv1.Value{Kind: &pluginv1.Value_BooleanValue{BooleanValue: x}}, nil
+		p.Kind = &pluginv1.Value_BooleanValue{BooleanValue: x}
 	case string:
-		return &pluginv1.Value{Kind: &pluginv1.Value_StringValue{StringValue: x}}, nil
+		p.Kind = &pluginv1.Value_StringValue{StringValue: x}
 	case []byte:
-		return &pluginv1.Value{Kind: &pluginv1.Value_BytesValue{BytesValue: x}}, nil
+		p.Kind = &pluginv1.Value_BytesValue{BytesValue: x}
 	case []any:
-		return encodeArray(nil, x)
+		return encodeArray(p, nil, x)
 	case map[string]any:
-		return encodeStringMap(nil, nil, x)
+		return encodeStringMap(p, nil, nil, x)
 	case data.Map:
-		return encodeMap(nil, nil, x)
+		return encodeMap(p, nil, nil, x)
 	case *data.Struct:
-		return nil, errors.New("struct value without a schema: send it with its struct schema")
+		return errors.New("struct value without a schema: send it with its struct schema")
 	case data.Decimal, time.Time:
-		return nil, fmt.Errorf("logical value of type %T without a schema: send it with its logical schema", v)
+		return fmt.Errorf("logical value of type %T without a schema: send it with its logical schema", v)
 	case data.Raw:
-		return nil, errors.New("data.Raw is only valid as a whole record key, value or header value")
+		return errors.New("data.Raw is only valid as a whole record key, value or header value")
+	default:
+		return fmt.Errorf("unsupported schemaless value of type %T", v)
 	}
-	return nil, fmt.Errorf("unsupported schemaless value of type %T", v)
+	return nil
 }
 
 // DecodeValue converts a proto value of schema s back to the Go types
