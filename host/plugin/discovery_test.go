@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -334,4 +335,33 @@ func entries(t testing.TB, dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+func TestWatch(t *testing.T) {
+	dir := t.TempDir()
+	m, logs := newManager(t, Options{PluginPaths: []string{dir}})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- m.Watch(ctx, 50*time.Millisecond) }()
+	copyFile(t, goodBin, filepath.Join(dir, "good"), 0o755)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := m.Lookup("good-source"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Watch did not pick up a new binary")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("Watch: %v", err)
+	}
+	if n := m.describes.Load(); n != 1 {
+		t.Errorf("%d describe launches, want 1 however many rescans ran", n)
+	}
+	if !strings.Contains(logs.String(), "connector class added: class=io.sluice.test.GoodSourceConnector") {
+		t.Errorf("no log of the added class:\n%s", logs.String())
+	}
 }

@@ -86,12 +86,12 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 		killReq: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	if !m.track(in) {
+	if !m.reserve() {
 		return nil, ErrClosed
 	}
 	fail := func(err error) (*Instance, error) {
 		in.release()
-		m.untrack(in)
+		m.reapers.Done()
 		return nil, err
 	}
 	if spec.Worker != nil {
@@ -132,8 +132,8 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 	})
 
 	// go-plugin's Start has no context: run it aside and kill the process
-	// if ctx ends first. The goroutine ends with Start, which returns soon
-	// after the process dies (or at the start timeout if exec never happened).
+	// if ctx ends or the manager closes first. The goroutine ends with
+	// Start, which returns soon after the process dies.
 	type started struct {
 		cp  goplugin.ClientProtocol
 		err error
@@ -144,31 +144,32 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 		ch <- started{cp, err}
 	}()
 	var r started
+	var abort error
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
+		abort = ctx.Err()
+	case <-m.closing:
+		abort = ErrClosed
+	}
+	if abort != nil {
+		// Kill until Start gives up; it may not have exec'd the process yet.
 		tick := time.NewTicker(20 * time.Millisecond)
-	wait:
+		defer tick.Stop()
 		for {
 			if p := in.starting(); p != nil {
 				_ = p.Kill(context.Background())
 			}
 			select {
-			case r = <-ch:
-				break wait
+			case <-ch:
+				return fail(fmt.Errorf("start: %w", abort))
 			case <-tick.C:
 			}
-		}
-		tick.Stop()
-		if r.err == nil {
-			r.err = ctx.Err()
-		} else {
-			r.err = fmt.Errorf("%w (%v)", ctx.Err(), r.err)
 		}
 	}
 	if r.err != nil {
 		in.release() // reaps the process, so startError can tell how it ended
-		return fail(in.startError(ctx, r.err, startTimeout))
+		return fail(in.startError(r.err, startTimeout))
 	}
 	raw, err := r.cp.Dispense(wire.PluginName)
 	if err != nil {
@@ -180,6 +181,9 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 	}
 	in.clients = clients
 	in.p = in.starting()
+	if !m.adopt(in) {
+		return fail(ErrClosed)
+	}
 	log.Debug("plugin launched", "path", spec.Path, "pid", in.p.getPid())
 	go in.reap()
 	return in, nil
@@ -231,11 +235,9 @@ func (in *Instance) serveWorker(seq uint64) error {
 
 // startError turns go-plugin's start failures into messages that say what
 // happened to the process, with its last output.
-func (in *Instance) startError(ctx context.Context, err error, startTimeout time.Duration) error {
+func (in *Instance) startError(err error, startTimeout time.Duration) error {
 	p := in.starting()
 	switch {
-	case ctx.Err() != nil:
-		return fmt.Errorf("start: %w%s", ctx.Err(), in.tailNote())
 	case p == nil || p.getPid() == 0:
 		return fmt.Errorf("start: %w", err) // exec failed: not executable, bad format, ...
 	}

@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -352,5 +354,34 @@ func TestOptionsValidation(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
+	}
+}
+
+func TestCloseAbortsLaunch(t *testing.T) {
+	m, _ := newManager(t, Options{StartTimeout: time.Minute})
+	sleeper := writeScript(t, t.TempDir(), "sleeper", "#!/bin/sh\nexec sleep 60\n")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Launch(context.Background(), Spec{Path: sleeper, Task: -1})
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // let the launch exec the script
+	start := time.Now()
+	if err := m.Close(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Close took %s with a launch in progress", d)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("launch during Close: %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("launch did not return after Close")
+	}
+	if got := entries(t, filepath.Dir(m.SocketDir())); slices.Contains(got, filepath.Base(m.SocketDir())) {
+		t.Errorf("socket dir %s left behind", m.SocketDir())
 	}
 }

@@ -40,7 +40,8 @@ type Manager struct {
 	mu        sync.Mutex
 	closed    bool
 	instances map[*Instance]struct{}
-	reapers   sync.WaitGroup // one per launched instance
+	reapers   sync.WaitGroup // one per launch in progress or instance not yet reaped
+	closing   chan struct{}  // closed by Close: launches in progress give up
 
 	catalog
 }
@@ -55,6 +56,7 @@ func New(opts Options) (*Manager, error) {
 		opts:      opts,
 		log:       opts.Logger,
 		instances: make(map[*Instance]struct{}),
+		closing:   make(chan struct{}),
 		catalog:   newCatalog(),
 	}
 	if opts.SocketDir != "" {
@@ -97,6 +99,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		return nil
 	}
 	m.closed = true
+	close(m.closing)
 	live := make([]*Instance, 0, len(m.instances))
 	for in := range m.instances {
 		live = append(live, in)
@@ -138,22 +141,28 @@ func (m *Manager) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// track registers a new instance, or reports that the manager is closed.
-func (m *Manager) track(in *Instance) bool {
+// reserve counts a launch that is starting, or reports that the manager is
+// closed. Close waits for every reservation to end: a failed launch, or the
+// reaper of a launched instance.
+func (m *Manager) reserve() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.reapers.Add(1)
+	return true
+}
+
+// adopt makes a launched instance visible to Close, unless Close has begun.
+func (m *Manager) adopt(in *Instance) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return false
 	}
 	m.instances[in] = struct{}{}
-	m.reapers.Add(1)
 	return true
-}
-
-// untrack undoes track for an instance whose launch failed.
-func (m *Manager) untrack(in *Instance) {
-	m.forget(in)
-	m.reapers.Done()
 }
 
 func (m *Manager) forget(in *Instance) {

@@ -48,10 +48,10 @@ type Options struct {
 	CallTimeout time.Duration
 	// StartTimeout bounds a launch: exec, go-plugin handshake and dial.
 	StartTimeout time.Duration
-	// DescribeTimeout bounds the launch and the Describe call of each binary
-	// during Scan. It is short on purpose: a file that is not a plugin never
-	// answers the handshake and costs this much per Scan... once, since
-	// failures are cached too.
+	// DescribeTimeout bounds the launch, and then the Describe call, of each
+	// binary during Scan. It is short on purpose: a file that is not a
+	// plugin may never answer the handshake, and costs this much (once:
+	// failures are cached like successes).
 	DescribeTimeout time.Duration
 	// KillGrace is how long Kill waits for a plugin to exit after asking it
 	// to shut down before it sends SIGKILL. go-plugin itself gives up on a
