@@ -24,7 +24,8 @@ func Run(t *testing.T, binaryPath string, opts Options) {
 	opts.defaults()
 	s := &suite{bin: binaryPath, opts: &opts}
 	var classes map[string]*pluginv1.ConnectorClass
-	if !t.Run("describe", func(t *testing.T) { classes = s.describe(t) }) || classes == nil {
+	t.Run("describe", func(t *testing.T) { classes = s.describe(t) })
+	if classes == nil {
 		return
 	}
 	names := slices.Sorted(maps.Keys(opts.Classes))
