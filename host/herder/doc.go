@@ -4,4 +4,46 @@
 // tracks their statuses, and applies restarts, pauses, stops and config
 // changes. Herder is the interface the REST API uses; the standalone herder
 // keeps state in memory (offsets in a file), the distributed one on Kafka.
+//
+// # Standalone herder
+//
+// Standalone keeps each connector's config exactly as submitted (plus
+// "name"); nothing is resolved or added, so PASSWORD values and
+// ${provider:path:key} placeholders come back as written. It does not launch
+// anything itself: Instances (host/worker) launches connector processes and
+// task runners, so tests drive the herder with fakes.
+//
+// A connector's life, by target state:
+//
+//	STARTED  connector process started (Start), TaskConfigs(tasks.max), one
+//	         task runner per config (task.class added; sinks also get topics
+//	         / topics.regex); status RUNNING
+//	PAUSED   the same processes, idle: runners paused, status PAUSED
+//	STOPPED  no process at all, task configs dropped; status STOPPED, no tasks
+//
+// A config update stops the tasks and the connector and starts both afresh.
+// A connector's RequestTaskReconfiguration re-reads TaskConfigs and replaces
+// the tasks only when the configs changed; RaiseError, a crash of the
+// connector's process or a failing TaskConfigs make the connector FAILED
+// with the error as trace. A task that fails (a plugin crash included) stays
+// FAILED with its trace until it is restarted; a restart starts a fresh
+// runner, hence a fresh process resuming from committed offsets. Restarts
+// follow KIP-745: the plain restart touches the connector instance only;
+// includeTasks / onlyFailed build a plan (the instances to restart shown
+// RESTARTING) and carry it out.
+//
+// Concurrency. The connector map has its own short lock. Each connector has
+// an operation slot, held for the whole of a lifecycle change, plugin calls
+// included, and a mutex for its fields that is never held across a call.
+// Operations run on goroutines of the herder, not of the request: a request
+// whose context ends returns at once (host/rest answers 500 with Stage()),
+// and the operation completes on its own. So a plugin that hangs delays only
+// requests that must change its own connector; validation takes no lock.
+//
+// Validation merges, as Kafka's AbstractHerder does, the framework's common
+// connector settings (FrameworkDef: Common, Transforms, Predicates, Error
+// Handling, and for sources Topic Creation, Exactly Once Support,
+// offsets.topic), the per-alias transform and predicate settings, the sink
+// topic rules, the converter checks and the client override policy with the
+// connector plugin's own Validate answer, into one ConfigInfos.
 package herder

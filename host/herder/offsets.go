@@ -1,0 +1,300 @@
+package herder
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/sluice-io/sluice/host/storage"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+)
+
+// SinkGroup is the consumer group of a sink connector: connect-<name>, or
+// consumer.override.group.id when the connector sets it.
+func SinkGroup(name string, cfg map[string]string) string {
+	if g := strings.TrimSpace(cfg[ConsumerOverridePrefix+"group.id"]); g != "" {
+		return g
+	}
+	return "connect-" + name
+}
+
+// ConnectorOffsets implements Herder (KIP-875): in any state; a sink's come
+// from its consumer group, a source's from the offset store.
+func (h *Standalone) ConnectorOffsets(ctx context.Context, name string) (*ConnectorOffsets, error) {
+	c := h.lookup(name)
+	if c == nil {
+		return nil, Errorf(ErrNotFound, "Connector %s not found", name)
+	}
+	c.mu.Lock()
+	class, cfg := c.class, maps.Clone(c.config)
+	c.mu.Unlock()
+	if class.Type == TypeSink {
+		return h.sinkOffsets(ctx, name, cfg)
+	}
+	entries, err := h.opts.Offsets.All(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("read offsets of connector %s: %w", name, err)
+	}
+	out := &ConnectorOffsets{Offsets: []ConnectorOffset{}}
+	for _, e := range entries {
+		if e.Offset == nil {
+			continue
+		}
+		p, err := decodeObject(e.Partition)
+		if err != nil {
+			return nil, fmt.Errorf("read offsets of connector %s: partition %s: %w", name, e.Partition, err)
+		}
+		o, err := decodeObject(e.Offset)
+		if err != nil {
+			return nil, fmt.Errorf("read offsets of connector %s: offset %s: %w", name, e.Offset, err)
+		}
+		out.Offsets = append(out.Offsets, ConnectorOffset{Partition: p, Offset: o})
+	}
+	sortedOffsets(out.Offsets)
+	return out, nil
+}
+
+func (h *Standalone) sinkOffsets(ctx context.Context, name string, cfg map[string]string) (*ConnectorOffsets, error) {
+	if h.opts.Groups == nil {
+		return nil, fmt.Errorf("sink connector offsets of %s: no Kafka admin client", name)
+	}
+	group := SinkGroup(name, cfg)
+	offs, err := h.opts.Groups.Offsets(ctx, group)
+	if err != nil {
+		return nil, fmt.Errorf("read offsets of consumer group %s of connector %s: %w", group, name, err)
+	}
+	out := &ConnectorOffsets{Offsets: []ConnectorOffset{}}
+	for _, topic := range slices.Sorted(maps.Keys(offs)) {
+		parts := slices.Sorted(maps.Keys(offs[topic]))
+		for _, p := range parts {
+			out.Offsets = append(out.Offsets, ConnectorOffset{
+				Partition: map[string]any{SinkTopicKey: topic, SinkPartitionKey: p},
+				Offset:    map[string]any{SinkOffsetKey: offs[topic][p]},
+			})
+		}
+	}
+	return out, nil
+}
+
+// AlterConnectorOffsets implements Herder (KIP-875): only for a STOPPED
+// connector; the connector's AlterOffsets hook is asked first.
+func (h *Standalone) AlterConnectorOffsets(ctx context.Context, name string, offsets *ConnectorOffsets) (string, error) {
+	c := h.lookup(name)
+	if c == nil {
+		return "", Errorf(ErrNotFound, "Connector %s not found", name)
+	}
+	if offsets == nil || len(offsets.Offsets) == 0 {
+		return "", Errorf(ErrBadRequest, "Partitions / offsets need to be provided for an alter offsets request")
+	}
+	var msg string
+	err := h.run(ctx, c, "altering the offsets of the connector "+name, func(ctx context.Context) error {
+		class, cfg, err := h.stoppedForOffsets(c)
+		if err != nil {
+			return err
+		}
+		if class.Type == TypeSink {
+			msg, err = h.alterSinkOffsets(ctx, name, class, cfg, offsets)
+		} else {
+			msg, err = h.alterSourceOffsets(ctx, name, class, cfg, offsets)
+		}
+		return err
+	})
+	return msg, err
+}
+
+// ResetConnectorOffsets implements Herder (KIP-875).
+func (h *Standalone) ResetConnectorOffsets(ctx context.Context, name string) (string, error) {
+	c := h.lookup(name)
+	if c == nil {
+		return "", Errorf(ErrNotFound, "Connector %s not found", name)
+	}
+	var msg string
+	err := h.run(ctx, c, "resetting the offsets of the connector "+name, func(ctx context.Context) error {
+		class, cfg, err := h.stoppedForOffsets(c)
+		if err != nil {
+			return err
+		}
+		var current *ConnectorOffsets
+		if class.Type == TypeSink {
+			current, err = h.sinkOffsets(ctx, name, cfg)
+		} else {
+			current, err = h.ConnectorOffsets(ctx, name)
+		}
+		if err != nil {
+			return err
+		}
+		reset := &ConnectorOffsets{Offsets: make([]ConnectorOffset, len(current.Offsets))}
+		for i, o := range current.Offsets {
+			reset.Offsets[i] = ConnectorOffset{Partition: o.Partition}
+		}
+		handled, err := h.askConnector(ctx, name, class, cfg, reset)
+		if err != nil {
+			return err
+		}
+		if class.Type == TypeSink {
+			group := SinkGroup(name, cfg)
+			if err := h.checkNoMembers(ctx, name, group); err != nil {
+				return err
+			}
+			if err := h.opts.Groups.Delete(ctx, group); err != nil {
+				return fmt.Errorf("reset offsets of connector %s: delete consumer group %s: %w", name, group, err)
+			}
+		} else {
+			var entries []storage.OffsetEntry
+			for _, o := range reset.Offsets {
+				p, err := canonicalObject(o.Partition)
+				if err != nil {
+					return err
+				}
+				entries = append(entries, storage.OffsetEntry{Partition: p})
+			}
+			if len(entries) > 0 {
+				if err := h.opts.Offsets.Set(ctx, name, entries); err != nil {
+					return fmt.Errorf("reset offsets of connector %s: %w", name, err)
+				}
+			}
+		}
+		msg = offsetsMessage(handled, "reset")
+		return nil
+	})
+	return msg, err
+}
+
+// stoppedForOffsets checks KIP-875's precondition; c's slot held.
+func (h *Standalone) stoppedForOffsets(c *conn) (Class, map[string]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.target != TargetStopped || len(c.tasks) > 0 || c.inst != nil {
+		return Class{}, nil, Errorf(ErrBadRequest, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", c.name)
+	}
+	return c.class, maps.Clone(c.config), nil
+}
+
+func (h *Standalone) alterSinkOffsets(ctx context.Context, name string, class Class, cfg map[string]string, offsets *ConnectorOffsets) (string, error) {
+	parsed, err := ParseSinkOffsets(offsets)
+	if err != nil {
+		return "", err
+	}
+	if h.opts.Groups == nil {
+		return "", fmt.Errorf("alter offsets of sink connector %s: no Kafka admin client", name)
+	}
+	group := SinkGroup(name, cfg)
+	if err := h.checkNoMembers(ctx, name, group); err != nil {
+		return "", err
+	}
+	handled, err := h.askConnector(ctx, name, class, cfg, offsets)
+	if err != nil {
+		return "", err
+	}
+	set := map[string]map[int32]int64{}
+	reset := map[string][]int32{}
+	for _, o := range parsed {
+		if o.Offset == nil {
+			reset[o.Topic] = append(reset[o.Topic], o.Partition)
+			continue
+		}
+		if set[o.Topic] == nil {
+			set[o.Topic] = map[int32]int64{}
+		}
+		set[o.Topic][o.Partition] = *o.Offset
+	}
+	if err := h.opts.Groups.Alter(ctx, group, set, reset); err != nil {
+		return "", fmt.Errorf("alter offsets of consumer group %s of connector %s: %w", group, name, err)
+	}
+	return offsetsMessage(handled, "altered"), nil
+}
+
+func (h *Standalone) alterSourceOffsets(ctx context.Context, name string, class Class, cfg map[string]string, offsets *ConnectorOffsets) (string, error) {
+	entries := make([]storage.OffsetEntry, 0, len(offsets.Offsets))
+	for _, o := range offsets.Offsets {
+		if o.Partition == nil {
+			return "", Errorf(ErrBadRequest, "The partition for a source connector offset cannot be null or missing")
+		}
+		p, err := canonicalObject(o.Partition)
+		if err != nil {
+			return "", Errorf(ErrBadRequest, "Invalid source partition: %v", err)
+		}
+		e := storage.OffsetEntry{Partition: p}
+		if o.Offset != nil {
+			if e.Offset, err = canonicalObject(o.Offset); err != nil {
+				return "", Errorf(ErrBadRequest, "Invalid source offset: %v", err)
+			}
+		}
+		entries = append(entries, e)
+	}
+	handled, err := h.askConnector(ctx, name, class, cfg, offsets)
+	if err != nil {
+		return "", err
+	}
+	if err := h.opts.Offsets.Set(ctx, name, entries); err != nil {
+		return "", fmt.Errorf("alter offsets of connector %s: %w", name, err)
+	}
+	return offsetsMessage(handled, "altered"), nil
+}
+
+// askConnector runs the connector's AlterOffsets hook.
+func (h *Standalone) askConnector(ctx context.Context, name string, class Class, cfg map[string]string, offsets *ConnectorOffsets) (bool, error) {
+	end := h.stages.begin("asking the connector " + name + " to modify its offsets")
+	defer end()
+	handled, err := h.in.AlterOffsets(ctx, class, cfg, offsets.Offsets)
+	if err == nil {
+		return handled, nil
+	}
+	if wire.KindOf(err) == wire.KindInvalid {
+		return false, Errorf(ErrBadRequest, "%s", err.Error())
+	}
+	return false, &Error{Message: fmt.Sprintf("Failed to modify offsets for connector %s because the connector failed: %v", name, err)}
+}
+
+func (h *Standalone) checkNoMembers(ctx context.Context, name, group string) error {
+	busy, err := h.opts.Groups.HasMembers(ctx, group)
+	if err != nil {
+		return fmt.Errorf("describe consumer group %s of connector %s: %w", group, name, err)
+	}
+	if busy {
+		return &Error{Message: fmt.Sprintf("Failed to modify the consumer group offsets of connector %s either because its tasks haven't stopped completely yet or the connector was resumed before the request to alter its offsets could be successfully completed. If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually succeed, the worker may need to be restarted to get rid of the zombie sink tasks.", name)}
+	}
+	return nil
+}
+
+func offsetsMessage(handled bool, what string) string {
+	if handled {
+		return "The offsets for this connector have been " + what + " successfully"
+	}
+	return "The Connect framework-managed offsets for this connector have been " + what + " successfully. However, if this connector manages offsets externally, they will need to be manually " + what + " in the system that the connector uses."
+}
+
+// decodeObject reads a stored JSON object, numbers kept exact.
+func decodeObject(b []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	return m, nil
+}
+
+// canonicalObject encodes a partition or offset for the offset store.
+func canonicalObject(m map[string]any) ([]byte, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return storage.CanonicalJSON(raw)
+}
+
+// sortedOffsets orders offsets by partition JSON, for stable answers.
+func sortedOffsets(o []ConnectorOffset) {
+	key := func(p map[string]any) string { b, _ := json.Marshal(p); return string(b) }
+	sort.SliceStable(o, func(i, j int) bool { return key(o[i].Partition) < key(o[j].Partition) })
+}

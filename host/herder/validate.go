@@ -1,0 +1,399 @@
+package herder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/sluice-io/sluice/pluginsdk/config"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// ErrUnknownClass marks a Lookup error for a connector class no plugin
+// serves (Instances implementations wrap it).
+var ErrUnknownClass = errors.New("unknown connector class")
+
+// ValidateConfig implements Herder.
+func (h *Standalone) ValidateConfig(ctx context.Context, cfg map[string]string) (*ConfigInfos, error) {
+	infos, _, err := h.validate(ctx, cfg)
+	return infos, err
+}
+
+// validate validates a connector config as Kafka's AbstractHerder does: the
+// framework settings of the connector's type (with the per-alias settings
+// of its transforms and predicates), the sink topic rules, the converters,
+// the client override policy, and the connector's own answer from its
+// plugin, merged into one ConfigInfos.
+func (h *Standalone) validate(ctx context.Context, cfg map[string]string) (*ConfigInfos, Class, error) {
+	className := strings.TrimSpace(cfg[KeyConnectorClass])
+	if className == "" {
+		return nil, Class{}, Errorf(ErrBadRequest, "Connector config %s contains no connector type", javaMap(cfg))
+	}
+	class, err := h.in.Lookup(ctx, className)
+	if err != nil {
+		return nil, Class{}, h.lookupError(className, err)
+	}
+
+	end := h.stages.begin("performing multi-property validation for the connector")
+	pluginValues, err := h.in.Validate(ctx, class, cfg)
+	end()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, class, fmt.Errorf("validate connector config with %s: %w", class.Name, ctx.Err())
+		}
+		return nil, class, fmt.Errorf("validate connector config with %s: %w", class.Name, err)
+	}
+
+	fw := FrameworkDef(class.Type)
+	aliasDefs(fw, cfg, h.opts.Transforms)
+	fwValues := fw.Validate(cfg)
+	byName := map[string]*config.ConfigValue{}
+	for i := range fwValues {
+		byName[fwValues[i].Name] = &fwValues[i]
+	}
+	if class.Type == TypeSink {
+		validateSinkTopics(cfg, byName)
+	}
+	if h.opts.Converters != nil {
+		for _, key := range []string{KeyKeyConverter, KeyValueConverter, KeyHeaderConverter} {
+			v := byName[key]
+			if v == nil || len(v.Errors) > 0 {
+				continue
+			}
+			if cls, ok := cfg[key]; ok && strings.TrimSpace(cls) != "" {
+				if err := h.opts.Converters(key, strings.TrimSpace(cls), cfg); err != nil {
+					v.AddError(err.Error())
+				}
+			}
+		}
+	}
+
+	keys := fw.Proto().GetKeys()
+	groups := fw.Groups()
+	values := config.ConfigValuesProto(fwValues)
+	values = append(values, h.overrideValues(cfg)...)
+	// The connector's own settings follow the framework's; a connector that
+	// declares a framework setting again replaces its definition in place,
+	// as LinkedHashMap.putAll does in Kafka.
+	at := map[string]int{}
+	for i, k := range keys {
+		at[k.GetName()] = i
+	}
+	for _, k := range class.Def.GetConfig().GetKeys() {
+		if i, ok := at[k.GetName()]; ok {
+			keys[i] = k
+			continue
+		}
+		at[k.GetName()] = len(keys)
+		keys = append(keys, k)
+		if g := k.GetGroup(); g != "" && !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	values = append(values, pluginValues...)
+	return generateResult(class.Name, keys, values, groups), class, nil
+}
+
+// lookupError answers a connector.class no plugin serves with Kafka's
+// message, plus the names that come close.
+func (h *Standalone) lookupError(className string, err error) error {
+	if !errors.Is(err, ErrUnknownClass) {
+		return Errorf(ErrBadRequest, "Invalid connector class %s: %v", className, err)
+	}
+	var names []string
+	for _, c := range h.in.Classes() {
+		names = append(names, c.Name)
+	}
+	sort.Strings(names)
+	msg := "Failed to find any class that implements Connector and which name matches " + className
+	if near := closeNames(className, h.in.Classes()); len(near) > 0 {
+		msg += " (did you mean " + strings.Join(near, " or ") + "?)"
+	}
+	if len(names) == 0 {
+		msg += "; no connector plugins were found in plugin.path"
+	} else {
+		msg += ", available connectors are: " + strings.Join(names, ", ")
+	}
+	return &Error{Message: msg}
+}
+
+// generateResult builds the answer as Kafka's AbstractHerder.generateResult
+// does: values of undefined names first (definition null), then one entry
+// per defined key in order, with its value when one was validated (the
+// last value of a name wins); error_count counts the error strings shown.
+func generateResult(className string, keys []*pluginv1.ConfigKey, values []*pluginv1.ConfigValue, groups []string) *ConfigInfos {
+	defined := map[string]*pluginv1.ConfigKey{}
+	for _, k := range keys {
+		defined[k.GetName()] = k
+	}
+	valueOf := map[string]*pluginv1.ConfigValue{}
+	out := &ConfigInfos{Name: className, Groups: groups, Configs: []ConfigInfo{}}
+	if out.Groups == nil {
+		out.Groups = []string{}
+	}
+	for _, v := range values {
+		valueOf[v.GetName()] = v
+		if _, ok := defined[v.GetName()]; !ok {
+			out.Configs = append(out.Configs, ConfigInfo{Value: valueInfo(v, nil)})
+			out.ErrorCount += len(v.GetErrors())
+		}
+	}
+	for _, k := range keys {
+		ci := ConfigInfo{Definition: keyInfo(k)}
+		if v, ok := valueOf[k.GetName()]; ok {
+			ci.Value = valueInfo(v, k)
+			out.ErrorCount += len(v.GetErrors())
+		}
+		out.Configs = append(out.Configs, ci)
+	}
+	return out
+}
+
+// KeyInfo converts a config key for the REST API (ConfigKeyInfo).
+func KeyInfo(k *pluginv1.ConfigKey) ConfigKeyInfo { return *keyInfo(k) }
+
+func keyInfo(k *pluginv1.ConfigKey) *ConfigKeyInfo {
+	ki := &ConfigKeyInfo{
+		Name:          k.GetName(),
+		Type:          strings.TrimPrefix(k.GetType().String(), "CONFIG_TYPE_"),
+		Required:      k.GetRequired(),
+		Importance:    strings.TrimPrefix(k.GetImportance().String(), "IMPORTANCE_"),
+		Documentation: k.GetDocumentation(),
+		Order:         int(k.GetOrderInGroup()),
+		Width:         strings.TrimPrefix(k.GetWidth().String(), "WIDTH_"),
+		DisplayName:   k.GetDisplayName(),
+		Dependents:    slices.Clone(k.GetDependents()),
+	}
+	if ki.Importance == "UNSPECIFIED" {
+		ki.Importance = "LOW"
+	}
+	if ki.Width == "UNSPECIFIED" {
+		ki.Width = "NONE"
+	}
+	if ki.DisplayName == "" {
+		ki.DisplayName = ki.Name
+	}
+	if ki.Dependents == nil {
+		ki.Dependents = []string{}
+	}
+	if k.DefaultValue != nil && !k.GetRequired() {
+		d := k.GetDefaultValue()
+		if k.GetType() == pluginv1.ConfigType_CONFIG_TYPE_PASSWORD && d != "" {
+			d = config.Hidden
+		}
+		ki.DefaultValue = &d
+	}
+	if g := k.GetGroup(); g != "" {
+		ki.Group = &g
+	}
+	return ki
+}
+
+// valueInfo converts a validated value; a PASSWORD value is always shown
+// as "[hidden]", whatever the plugin sent.
+func valueInfo(v *pluginv1.ConfigValue, k *pluginv1.ConfigKey) *ConfigValueInfo {
+	vi := &ConfigValueInfo{
+		Name:              v.GetName(),
+		RecommendedValues: slices.Clone(v.GetRecommendedValues()),
+		Errors:            slices.Clone(v.GetErrors()),
+		Visible:           v.GetVisible(),
+	}
+	if vi.RecommendedValues == nil {
+		vi.RecommendedValues = []string{}
+	}
+	if vi.Errors == nil {
+		vi.Errors = []string{}
+	}
+	if v.Value != nil {
+		s := v.GetValue()
+		if k != nil && k.GetType() == pluginv1.ConfigType_CONFIG_TYPE_PASSWORD {
+			s = config.Hidden
+		}
+		vi.Value = &s
+	}
+	return vi
+}
+
+// validateSinkTopics applies Kafka's SinkConnectorConfig.validate: exactly
+// one of topics and topics.regex, and a dead letter queue topic that is not
+// among the topics consumed.
+func validateSinkTopics(cfg map[string]string, byName map[string]*config.ConfigValue) {
+	add := func(key, msg string) {
+		if v := byName[key]; v != nil {
+			v.AddError(msg)
+		}
+	}
+	topics, regex := strings.TrimSpace(cfg[KeyTopics]), strings.TrimSpace(cfg[KeyTopicsRegex])
+	dlq := strings.TrimSpace(cfg[KeyDLQTopicName])
+	hasTopics, hasRegex := topics != "", regex != ""
+	if hasTopics && hasRegex {
+		msg := KeyTopics + " and " + KeyTopicsRegex + " are mutually exclusive options, but both are set."
+		add(KeyTopics, msg)
+		add(KeyTopicsRegex, msg)
+	}
+	if !hasTopics && !hasRegex {
+		msg := "Must configure one of " + KeyTopics + " or " + KeyTopicsRegex
+		add(KeyTopics, msg)
+		add(KeyTopicsRegex, msg)
+	}
+	if dlq == "" {
+		return
+	}
+	if hasTopics {
+		list := splitList(topics)
+		if slices.Contains(list, dlq) {
+			add(KeyTopics, fmt.Sprintf("The DLQ topic '%s' may not be included in the list of topics ('%s=[%s]') consumed by the connector", dlq, KeyTopics, strings.Join(list, ", ")))
+		}
+	}
+	if hasRegex {
+		if re, err := regexp.Compile("^(?:" + regex + ")$"); err == nil && re.MatchString(dlq) {
+			add(KeyTopicsRegex, fmt.Sprintf("The DLQ topic '%s' may not be included in the regex matching the topics ('%s=%s') consumed by the connector", dlq, KeyTopicsRegex, regex))
+		}
+	}
+}
+
+// splitList splits a LIST setting as Kafka does: commas, surrounding white
+// space dropped, empty entries dropped.
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// principalAllowed are the client settings the Principal policy lets a
+// connector override.
+var principalAllowed = []string{"sasl.jaas.config", "sasl.mechanism", "security.protocol"}
+
+// overrideValues checks producer/consumer/admin.override.* settings
+// against connector.client.config.override.policy; only problems are
+// reported, as values of undefined names.
+func (h *Standalone) overrideValues(cfg map[string]string) []*pluginv1.ConfigValue {
+	if h.opts.OverridePolicy == PolicyAll {
+		return nil
+	}
+	var out []*pluginv1.ConfigValue
+	names := slices.Sorted(maps.Keys(cfg))
+	for _, k := range names {
+		var rest string
+		for _, p := range []string{ProducerOverridePrefix, ConsumerOverridePrefix, AdminOverridePrefix} {
+			if r, ok := strings.CutPrefix(k, p); ok {
+				rest = r
+				break
+			}
+		}
+		if rest == "" {
+			continue
+		}
+		if h.opts.OverridePolicy == PolicyPrincipal && slices.Contains(principalAllowed, rest) {
+			continue
+		}
+		v := cfg[k]
+		out = append(out, &pluginv1.ConfigValue{
+			Name:    k,
+			Value:   &v,
+			Visible: true,
+			Errors:  []string{fmt.Sprintf("The '%s' policy does not allow '%s' to be overridden in the connector configuration.", h.opts.OverridePolicy, rest)},
+		})
+	}
+	return out
+}
+
+// configErrors turns a validation answer with errors into Kafka's 400.
+func configErrors(infos *ConfigInfos) error {
+	if infos.ErrorCount == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Connector configuration is invalid and contains the following %d error(s):", infos.ErrorCount)
+	for _, ci := range infos.Configs {
+		if ci.Value == nil {
+			continue
+		}
+		for _, e := range ci.Value.Errors {
+			b.WriteString("\n")
+			b.WriteString(e)
+		}
+	}
+	b.WriteString("\nYou can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
+	return &Error{Kind: ErrBadRequest, Message: b.String()}
+}
+
+// javaMap prints a config as Java's Map.toString does ({k=v, k2=v2}), with
+// keys sorted for a stable message.
+func javaMap(m map[string]string) string {
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// closeNames suggests up to three known class names or short names near
+// name: same ignoring case, a small edit distance, or containing it.
+func closeNames(name string, classes []Class) []string {
+	want := strings.ToLower(name)
+	type cand struct {
+		name string
+		d    int
+	}
+	var found []cand
+	seen := map[string]bool{}
+	for _, c := range classes {
+		simple := c.Name[strings.LastIndex(c.Name, ".")+1:]
+		for _, n := range []string{c.Name, simple, strings.TrimSuffix(simple, "Connector")} {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			l := strings.ToLower(n)
+			d := editDistance(want, l)
+			if d <= max(2, len(want)/3) || (len(want) >= 4 && strings.Contains(l, want)) {
+				found = append(found, cand{n, d})
+			}
+		}
+	}
+	sort.Slice(found, func(i, j int) bool {
+		if found[i].d != found[j].d {
+			return found[i].d < found[j].d
+		}
+		return found[i].name < found[j].name
+	})
+	var out []string
+	for _, f := range found {
+		if len(out) == 3 {
+			break
+		}
+		out = append(out, f.name)
+	}
+	return out
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
