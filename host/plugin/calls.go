@@ -59,6 +59,28 @@ func (in *Instance) intercept(ctx context.Context, method string, req, reply any
 	return fmt.Errorf("%s: %w", what, in.classify(ctx, callCtx, err, trailer, budget))
 }
 
+// deadlineSlop: a call failing this close to its deadline with CANCELLED
+// or DEADLINE_EXCEEDED missed it. The plugin's gRPC server enforces the
+// same deadline and resets the stream (CANCELLED) when it expires; on a
+// busy machine that can arrive before the worker's own timer has fired.
+const deadlineSlop = 50 * time.Millisecond
+
+// missedDeadline reports whether a call failed because its deadline passed
+// (and not because the caller cancelled it).
+func missedDeadline(ctx, callCtx context.Context, code codes.Code) bool {
+	if code != codes.DeadlineExceeded && code != codes.Canceled {
+		return false
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return false
+	}
+	if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	dl, _ := callCtx.Deadline()
+	return time.Until(dl) <= deadlineSlop
+}
+
 func (in *Instance) classify(ctx, callCtx context.Context, err error, trailer metadata.MD, budget time.Duration) *wire.Error {
 	// The process died under the call (or just before it).
 	if in.p.hasExited() {
@@ -66,7 +88,7 @@ func (in *Instance) classify(ctx, callCtx context.Context, err error, trailer me
 	}
 	code := status.Code(err)
 	switch {
-	case errors.Is(callCtx.Err(), context.DeadlineExceeded) && code == codes.DeadlineExceeded:
+	case missedDeadline(ctx, callCtx, code):
 		// A plugin that misses its deadline is hung, and dead to us:
 		// nothing it does afterwards can be trusted to fit the call order.
 		in.killNow(fmt.Sprintf("killed: no answer within %s", budget.Round(time.Millisecond)))

@@ -312,3 +312,21 @@ func TestNoOrphans(t *testing.T) {
 		t.Errorf("dead host's socket dir %s not swept (stat: %v)", dir, err)
 	}
 }
+
+func TestCallerCancelLeavesPluginRunning(t *testing.T) {
+	m, _ := newManager(t, Options{})
+	in := startBad(t, m, "source", "hang")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := in.SourceTask().Poll(ctx, &pluginv1.PollRequest{})
+	we := wantKind(t, err, wire.KindTimeout)
+	if !strings.Contains(we.Message, "call abandoned") {
+		t.Errorf("message %q", we.Message)
+	}
+	if in.Exited() {
+		t.Fatal("a cancelled call killed the plugin")
+	}
+	if err := in.Ping(ctxT(t, 5*time.Second)); err != nil {
+		t.Errorf("Ping after a cancelled call: %v", err)
+	}
+}
