@@ -38,7 +38,9 @@ func TestPollRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := uint64(1)
-	for _, n := range []int{100, 1000, 7} {
+	// 5000 records (5 MiB) exceed gRPC's default 4 MiB receive limit: go-plugin
+	// lifts it on the worker's side.
+	for _, n := range []int{100, 1000, 7, 5000} {
 		resp, err := in.SourceTask().Poll(ctx, &pluginv1.PollRequest{MaxRecords: uint32(n)})
 		if err != nil {
 			t.Fatal(err)
