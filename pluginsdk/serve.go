@@ -27,7 +27,9 @@ type Class struct {
 	Aliases []string
 	// Doc is shown by GET /connector-plugins.
 	Doc string
-	// New returns a fresh, unstarted instance: a SourceConnector or a SinkConnector.
+	// New returns a fresh, unstarted instance: a SourceConnector or a
+	// SinkConnector. It is also called once when the process starts, to
+	// describe the class, so it should only allocate.
 	New func() Connector
 }
 

@@ -54,6 +54,11 @@ func startWorker(t *testing.T) (*fakeWorker, error) {
 		gs.Stop()
 		<-done
 		_ = os.RemoveAll(dir)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if len(w.calls) > 0 {
+			t.Logf("the plugin called the worker: %v", w.calls)
+		}
 	})
 	return w, nil
 }

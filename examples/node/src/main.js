@@ -31,7 +31,7 @@ function lookup(name, type) {
 // Worker is the callback client for the worker_target given at Start.
 class Worker {
   constructor(pkg, target) {
-    this.client = new pkg.sluice.plugin.v1.Worker(target.replace(/^unix:\/\/\//, 'unix:///'), grpc.credentials.createInsecure());
+    this.client = new pkg.sluice.plugin.v1.Worker(target, grpc.credentials.createInsecure());
   }
 
   // sourceOffset returns the stored offset of one partition, or null.
