@@ -1,0 +1,59 @@
+package main
+
+import "bytes"
+
+// lineSplitter cuts a byte stream into lines and knows the stream position
+// after each one, which is what the source records as its offset.
+//
+// A line ends at "\n", "\r\n" or a lone "\r" (Kafka's task accepts all
+// three). A "\r" at the very end of the bytes seen so far is not yet a line
+// end: the next read may bring the "\n" that makes it "\r\n", and cutting
+// early would emit an empty line that was never there. Bytes after the last
+// line end wait for the rest of their line.
+type lineSplitter struct {
+	buf   []byte // buf[start:] is not yet returned
+	start int
+	pos   int64 // stream position of buf[start]
+}
+
+// reset positions the splitter at pos with nothing buffered.
+func (s *lineSplitter) reset(pos int64) {
+	s.buf, s.start, s.pos = s.buf[:0], 0, pos
+}
+
+// feed appends bytes read from the stream.
+func (s *lineSplitter) feed(b []byte) {
+	if s.start > 0 && s.start >= len(s.buf)/2 {
+		// Most of the buffer is consumed: move the rest to the front rather
+		// than letting the buffer grow with every read.
+		n := copy(s.buf, s.buf[s.start:])
+		s.buf, s.start = s.buf[:n], 0
+	}
+	s.buf = append(s.buf, b...)
+}
+
+// next returns the next complete line without its terminator, and the
+// stream position just after the terminator. The line aliases the buffer and
+// is valid until the next feed.
+func (s *lineSplitter) next() (line []byte, end int64, ok bool) {
+	rest := s.buf[s.start:]
+	i := bytes.IndexAny(rest, "\r\n")
+	if i < 0 {
+		return nil, 0, false
+	}
+	n := i + 1
+	if rest[i] == '\r' {
+		if i+1 == len(rest) {
+			return nil, 0, false
+		}
+		if rest[i+1] == '\n' {
+			n = i + 2
+		}
+	}
+	s.start += n
+	s.pos += int64(n)
+	return rest[:i], s.pos, true
+}
+
+// pending is the number of bytes held that belong to no complete line yet.
+func (s *lineSplitter) pending() int { return len(s.buf) - s.start }

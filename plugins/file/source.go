@@ -1,0 +1,467 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/sluice-io/sluice/pluginsdk"
+	"github.com/sluice-io/sluice/pluginsdk/config"
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/plugins/internal/version"
+)
+
+// Source settings, with Kafka's names.
+const (
+	fileKey      = "file"
+	topicKey     = "topic"
+	batchSizeKey = "batch.size"
+
+	defaultBatchSize = 2000
+)
+
+// Source partition and offset keys, as Kafka's FileStreamSourceTask writes
+// them, so offsets stored by either worker mean the same to the other.
+const (
+	filenameField = "filename"
+	positionField = "position"
+)
+
+// Timing of a task waiting for input.
+const (
+	// tailInterval is how often a task at the end of its file looks for
+	// appended lines. Kafka's task waits a second; a shorter wait costs a
+	// read per interval and takes latency from a second to this.
+	tailInterval = 50 * time.Millisecond
+	// missingFileRetry is how often a task whose file does not exist yet
+	// tries to open it again (Kafka: a second).
+	missingFileRetry = time.Second
+	// readChunk is how much a task reads from its input at a time.
+	readChunk = 64 << 10
+)
+
+// singleTopic rejects a comma-separated list: the source writes to one topic,
+// and a Kafka topic name cannot contain a comma anyway.
+var singleTopic = config.Lambda(func(name string, v any) error {
+	if s, ok := v.(string); ok && strings.Contains(s, ",") {
+		return config.Invalid(name, v, "the file source writes to a single topic; a list is not accepted")
+	}
+	return nil
+}, "a single topic name")
+
+func sourceDef() *config.Def {
+	return config.NewDef().
+		Define(config.Key{Name: fileKey, Type: config.String, Default: nil, Importance: config.High,
+			Doc: "Source filename. If not specified, the standard input will be used."}).
+		Define(config.Key{Name: topicKey, Type: config.String, Required: true, Importance: config.High,
+			Validator: config.All(config.NonEmptyString(), singleTopic),
+			Doc:       "The topic to publish data to."}).
+		Define(config.Key{Name: batchSizeKey, Type: config.Int, Default: defaultBatchSize, Importance: config.Low,
+			Validator: config.AtLeast(1),
+			Doc:       "The maximum number of records the source task can read from the file each time it is polled."})
+}
+
+// SourceConnector is FileStreamSourceConnector. One file is one stream of
+// lines, so it runs a single task whatever tasks.max says.
+type SourceConnector struct {
+	props map[string]string
+}
+
+var (
+	_ pluginsdk.SourceConnector      = (*SourceConnector)(nil)
+	_ pluginsdk.ExactlyOnceSupporter = (*SourceConnector)(nil)
+	_ pluginsdk.OffsetAlterer        = (*SourceConnector)(nil)
+)
+
+// Version is Sluice's version.
+func (c *SourceConnector) Version() string { return version.Version }
+
+// Config declares file, topic and batch.size.
+func (c *SourceConnector) Config() *config.Def { return sourceDef() }
+
+// Start checks the configuration.
+func (c *SourceConnector) Start(_ context.Context, _ pluginsdk.ConnectorContext, props map[string]string) error {
+	if _, err := sourceDef().Parse(props); err != nil {
+		return err
+	}
+	c.props = maps.Clone(props)
+	return nil
+}
+
+// TaskConfigs returns one task configuration: one input stream.
+func (c *SourceConnector) TaskConfigs(context.Context, int) ([]map[string]string, error) {
+	return []map[string]string{maps.Clone(c.props)}, nil
+}
+
+// Stop has nothing to release.
+func (c *SourceConnector) Stop(context.Context) error { return nil }
+
+// NewTask returns a task reading the configured file.
+func (c *SourceConnector) NewTask() pluginsdk.SourceTask { return &SourceTask{} }
+
+// ExactlyOnceSupport is SUPPORTED for a file, which is read again from a
+// stored position, and UNSUPPORTED for standard input, which has no
+// position to go back to.
+func (c *SourceConnector) ExactlyOnceSupport(_ context.Context, props map[string]string) (pluginsdk.ExactlyOnce, error) {
+	if strings.TrimSpace(props[fileKey]) == "" {
+		return pluginsdk.ExactlyOnceUnsupported, nil
+	}
+	return pluginsdk.ExactlyOnceSupported, nil
+}
+
+// AlterOffsets accepts offsets the task can resume from: partitions naming a
+// filename and positions that are non-negative integers; a reset (nil
+// offset) is always accepted, so stale entries can be cleaned up. The task
+// checks the position against the file when it starts.
+func (c *SourceConnector) AlterOffsets(_ context.Context, props map[string]string, offsets []pluginsdk.OffsetChange) (bool, error) {
+	if strings.TrimSpace(props[fileKey]) == "" {
+		return false, pluginsdk.Invalid("offsets cannot be altered when %q is not set: standard input is read without offsets", fileKey)
+	}
+	for _, o := range offsets {
+		if o.Offset == nil {
+			continue
+		}
+		if _, ok := o.Partition[filenameField]; !ok {
+			return false, pluginsdk.Invalid("source partition %v has no %q key", o.Partition, filenameField)
+		}
+		if _, err := positionOf(o.Offset); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// positionOf reads the position from a stored offset.
+func positionOf(off map[string]any) (int64, error) {
+	v, ok := off[positionField]
+	if !ok {
+		return 0, pluginsdk.Invalid("offset %v has no %q key", off, positionField)
+	}
+	var pos int64
+	switch n := v.(type) {
+	case int64:
+		pos = n
+	case int32:
+		pos = int64(n)
+	case int:
+		pos = int64(n)
+	default:
+		return 0, pluginsdk.Invalid("offset %q is %v (%T); it must be an integer", positionField, v, v)
+	}
+	if pos < 0 {
+		return 0, pluginsdk.Invalid("offset %q is %d; it must not be negative", positionField, pos)
+	}
+	return pos, nil
+}
+
+// input is where a task's bytes come from.
+type input interface {
+	// read returns bytes that are ready now without waiting: none when the
+	// input has nothing new yet, io.EOF when it never will. The slice is
+	// valid until the next call.
+	read() ([]byte, error)
+	close() error
+}
+
+// SourceTask is FileStreamSourceTask: it emits each line of its input as a
+// STRING value.
+type SourceTask struct {
+	topic     string
+	batchSize int
+	path      string         // "" reads standard input
+	partition map[string]any // nil for standard input: no offsets
+	start     int64          // stored position to resume from
+	log       hclog.Logger
+
+	// stdin replaces os.Stdin in tests.
+	stdin io.Reader
+	// now replaces time.Now in tests.
+	now func() time.Time
+
+	in            input
+	eof           bool
+	split         lineSplitter
+	warnedMissing bool
+}
+
+var _ pluginsdk.SourceTask = (*SourceTask)(nil)
+
+// Start reads the configuration and the stored position. The file itself is
+// opened by Poll, which waits for a file that does not exist yet, as Kafka's
+// task does.
+func (t *SourceTask) Start(ctx context.Context, tc pluginsdk.SourceTaskContext, props map[string]string) error {
+	cfg, err := sourceDef().Parse(props)
+	if err != nil {
+		return err
+	}
+	t.topic = cfg.String(topicKey)
+	t.batchSize = cfg.Int(batchSizeKey)
+	t.path = strings.TrimSpace(cfg.String(fileKey))
+	if t.now == nil {
+		t.now = time.Now
+	}
+	t.log = pluginsdk.Logger().With("file", t.name())
+	if t.path == "" {
+		r := t.stdin
+		if r == nil {
+			r = os.Stdin
+		}
+		t.in = newStreamInput(r)
+		return nil
+	}
+	t.partition = map[string]any{filenameField: t.path}
+	off, err := tc.Offset(ctx, t.partition)
+	if err != nil {
+		return fmt.Errorf("read the stored position of %s: %w", t.path, err)
+	}
+	if off != nil {
+		if t.start, err = positionOf(off); err != nil {
+			return fmt.Errorf("stored offset of %s: %w", t.path, err)
+		}
+	}
+	t.log.Debug("file source task started", "position", t.start)
+	return nil
+}
+
+func (t *SourceTask) name() string {
+	if t.path == "" {
+		return "stdin"
+	}
+	return t.path
+}
+
+// Poll returns up to batch.size lines. At the end of the input it waits for
+// more until ctx is done and then returns nothing.
+func (t *SourceTask) Poll(ctx context.Context) ([]*data.SourceRecord, error) {
+	for {
+		wait := tailInterval
+		if t.in == nil {
+			if err := t.open(); err != nil {
+				return nil, err
+			}
+			if t.in == nil {
+				wait = missingFileRetry
+			}
+		}
+		if t.in != nil {
+			recs, err := t.readBatch()
+			if err != nil || len(recs) > 0 {
+				return recs, err
+			}
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, nil
+		case <-timer.C:
+		}
+	}
+}
+
+// open opens the file at the stored position. A file that does not exist
+// yet leaves t.in nil, with one warning, so Poll tries again later.
+func (t *SourceTask) open() error {
+	in, err := openFileInput(t.path, t.start)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !t.warnedMissing {
+			t.log.Warn("source file does not exist; waiting for it to be created", "error", err)
+			t.warnedMissing = true
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	t.in = in
+	t.split.reset(t.start)
+	t.log.Info("reading source file", "position", t.start)
+	return nil
+}
+
+// readBatch turns what is ready into at most batch.size records.
+func (t *SourceTask) readBatch() ([]*data.SourceRecord, error) {
+	var recs []*data.SourceRecord
+	ts := t.now()
+	take := func() {
+		for len(recs) < t.batchSize {
+			line, end, ok := t.split.next()
+			if !ok {
+				return
+			}
+			recs = append(recs, t.record(line, end, ts))
+		}
+	}
+	take()
+	for len(recs) < t.batchSize && !t.eof {
+		b, err := t.in.read()
+		if errors.Is(err, io.EOF) {
+			t.eof = true
+			if n := t.split.pending(); n > 0 {
+				t.log.Warn("input ended inside a line; its bytes are not emitted", "bytes", n)
+			}
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", t.name(), err)
+		}
+		if len(b) == 0 {
+			break
+		}
+		t.split.feed(b)
+		take()
+	}
+	return recs, nil
+}
+
+// record builds the record of one line, as Kafka's task does: no key, a
+// STRING value, the read time as timestamp.
+func (t *SourceTask) record(line []byte, end int64, ts time.Time) *data.SourceRecord {
+	// STRING values are text: bytes that are not UTF-8 become U+FFFD, as
+	// Kafka's UTF-8 reader makes them.
+	s := string(line)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	r := &data.SourceRecord{
+		Record: data.Record{
+			Topic: t.topic, Partition: data.NoPartition,
+			ValueSchema: data.StringSchema, Value: s,
+			Timestamp: ts,
+		},
+	}
+	if t.partition != nil {
+		r.SourcePartition = t.partition
+		r.SourceOffset = map[string]any{positionField: end}
+	}
+	return r
+}
+
+// Stop closes the input.
+func (t *SourceTask) Stop(context.Context) error {
+	if t.in == nil {
+		return nil
+	}
+	if err := t.in.close(); err != nil {
+		return fmt.Errorf("close %s: %w", t.name(), err)
+	}
+	return nil
+}
+
+// fileInput reads a regular file that may grow: the end of the file is "no
+// more yet", not the end of the input.
+type fileInput struct {
+	f   *os.File
+	buf []byte
+}
+
+// openFileInput opens path and seeks to pos. The error names the path. A
+// position past the end of the file is kept, as Kafka keeps it: the task
+// reads nothing until the file grows past it.
+func openFileInput(path string, pos int64) (*fileInput, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open source file: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("open source file: %w", err)
+	}
+	if st.IsDir() {
+		_ = f.Close()
+		return nil, pluginsdk.Invalid("source file %s is a directory", path)
+	}
+	if pos > 0 {
+		if pos > st.Size() {
+			pluginsdk.Logger().Warn("stored position is past the end of the source file; was it truncated or replaced? lines are read once the file grows past the position",
+				"file", path, "position", pos, "size", st.Size())
+		}
+		if _, err := f.Seek(pos, io.SeekStart); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("seek source file %s to position %d: %w", path, pos, err)
+		}
+	}
+	return &fileInput{f: f, buf: make([]byte, readChunk)}, nil
+}
+
+func (in *fileInput) read() ([]byte, error) {
+	n, err := in.f.Read(in.buf)
+	if errors.Is(err, io.EOF) {
+		// The end for now; appended lines come with a later read.
+		return in.buf[:n], nil
+	}
+	return in.buf[:n], err
+}
+
+func (in *fileInput) close() error { return in.f.Close() }
+
+// streamInput reads a stream whose reads block (standard input). A goroutine
+// does the blocking reads and hands chunks over, so Poll never blocks past
+// its deadline. The goroutine ends at the end of the stream or on close; a
+// read of a terminal or pipe cannot be interrupted, so after close the
+// goroutine may still wait for that one read to return (at the latest when
+// the process exits).
+type streamInput struct {
+	chunks chan []byte
+	done   chan struct{}
+	err    error // set before chunks is closed
+}
+
+func newStreamInput(r io.Reader) *streamInput {
+	in := &streamInput{chunks: make(chan []byte, 4), done: make(chan struct{})}
+	go in.run(r)
+	return in
+}
+
+func (in *streamInput) run(r io.Reader) {
+	defer close(in.chunks)
+	for {
+		buf := make([]byte, readChunk)
+		n, err := r.Read(buf)
+		if n > 0 {
+			select {
+			case in.chunks <- buf[:n]:
+			case <-in.done:
+				return
+			}
+		}
+		if err != nil {
+			in.err = err
+			return
+		}
+	}
+}
+
+func (in *streamInput) read() ([]byte, error) {
+	select {
+	case b, ok := <-in.chunks:
+		if !ok {
+			if in.err == nil || errors.Is(in.err, io.EOF) {
+				return nil, io.EOF
+			}
+			return nil, in.err
+		}
+		return b, nil
+	default:
+		return nil, nil
+	}
+}
+
+func (in *streamInput) close() error {
+	select {
+	case <-in.done:
+	default:
+		close(in.done)
+	}
+	return nil
+}
