@@ -8,10 +8,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sluice-io/sluice/plugins/internal/version"
 	"github.com/sluice-io/sluice/pluginsdk"
 	"github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/data"
-	"github.com/sluice-io/sluice/plugins/internal/version"
 )
 
 // writeThreshold is how much a sink task buffers before writing. Writes end

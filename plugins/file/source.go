@@ -14,10 +14,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/sluice-io/sluice/plugins/internal/version"
 	"github.com/sluice-io/sluice/pluginsdk"
 	"github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/data"
-	"github.com/sluice-io/sluice/plugins/internal/version"
 )
 
 // Source settings, with Kafka's names.
