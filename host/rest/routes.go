@@ -1,0 +1,61 @@
+package rest
+
+import "github.com/labstack/echo/v4"
+
+// connectorRoutes registers every public endpoint of Kafka Connect's REST
+// API except /admin (see adminRoutes). GET routes answer HEAD too, as
+// Jersey's do.
+func (s *Server) connectorRoutes(e *echo.Echo) {
+	get := func(path string, h echo.HandlerFunc) {
+		e.GET(path, h)
+		e.HEAD(path, h)
+	}
+	get("/", s.serverInfo)
+	get("/health", s.health)
+
+	get("/connectors", s.listConnectors)
+	e.POST("/connectors", s.createConnector)
+	get("/connectors/:connector", s.getConnector)
+	e.DELETE("/connectors/:connector", s.deleteConnector)
+	get("/connectors/:connector/config", s.getConfig)
+	e.PUT("/connectors/:connector/config", s.putConfig)
+	e.PATCH("/connectors/:connector/config", s.patchConfig)
+	get("/connectors/:connector/status", s.connectorStatus)
+	get("/connectors/:connector/tasks", s.taskConfigs)
+	get("/connectors/:connector/tasks/:task/status", s.taskStatus)
+	e.POST("/connectors/:connector/tasks/:task/restart", s.restartTask)
+	e.POST("/connectors/:connector/restart", s.restartConnector)
+	e.PUT("/connectors/:connector/pause", s.pauseConnector)
+	e.PUT("/connectors/:connector/resume", s.resumeConnector)
+	e.PUT("/connectors/:connector/stop", s.stopConnector)
+	get("/connectors/:connector/topics", s.activeTopics)
+	e.PUT("/connectors/:connector/topics/reset", s.resetActiveTopics)
+	get("/connectors/:connector/offsets", s.getOffsets)
+	e.PATCH("/connectors/:connector/offsets", s.alterOffsets)
+	e.DELETE("/connectors/:connector/offsets", s.resetOffsets)
+	// GET /connectors/{c}/tasks-config was removed in Kafka 4.0 (KIP-970):
+	// no route, so it answers 404 like any unknown path.
+
+	// TODO(distributed): the internal endpoints POST /connectors/{c}/tasks
+	// (signed task configs, KIP-507) and PUT /connectors/{c}/fence (zombie
+	// fencing, KIP-618) belong to distributed mode. A standalone worker does
+	// not serve them; they answer 404 like an unknown route (not 405, which
+	// the GET on the same path would otherwise cause).
+	e.POST("/connectors/:connector/tasks", routeNotServed)
+	e.PUT("/connectors/:connector/fence", routeNotServed)
+
+	get("/connector-plugins", s.listPlugins)
+	get("/connector-plugins/:plugin/config", s.pluginConfig)
+	e.PUT("/connector-plugins/:plugin/config/validate", s.validateConfig)
+}
+
+// adminRoutes registers /admin/loggers (KIP-495).
+func (s *Server) adminRoutes(e *echo.Echo) {
+	e.GET("/admin/loggers", s.listLoggers)
+	e.HEAD("/admin/loggers", s.listLoggers)
+	e.GET("/admin/loggers/:logger", s.getLogger)
+	e.HEAD("/admin/loggers/:logger", s.getLogger)
+	e.PUT("/admin/loggers/:logger", s.setLogger)
+}
+
+func routeNotServed(echo.Context) error { return errRouteNotFound }
