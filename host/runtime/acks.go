@@ -1,0 +1,225 @@
+package runtime
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// ackTracker follows a source task's polled records from Poll to Kafka's
+// acknowledgement. Records enter in poll order; acknowledgements (from the
+// producer's callbacks, any goroutine, any order across partitions) mark
+// them. The acknowledged prefix — the longest run of acknowledged records
+// from the oldest one — moves forward as records complete, and only it
+// counts: acked_through is the last sequence number of the prefix, and the
+// offsets to store are, per source partition, the offset of the latest
+// record in the prefix. A record acknowledged after an unacknowledged one
+// waits until the gap closes, so a stored offset never passes a record that
+// may still be lost.
+type ackTracker struct {
+	mu         sync.Mutex
+	recordAcks bool
+
+	// entries[head:] are the records not yet in the prefix, in poll order;
+	// entries[:head] wait for compaction. A record's handle is its index
+	// plus base.
+	entries []ackEntry
+	head    int
+	base    uint64
+
+	lastSeq      uint64 // highest sequence number added
+	ackedThrough uint64 // last sequence number of the prefix
+	sentThrough  uint64 // acked_through the plugin was last sent
+	recAcks      []*pluginv1.RecordAck
+
+	// offsets holds, per source partition (its JSON as the plugin sent it),
+	// the latest offset in the prefix that is not yet stored.
+	offsets map[string]*pendingOffset
+
+	inflightBytes int64 // produced, not yet acknowledged
+	inflightRecs  int
+
+	// notify is signalled (without blocking) whenever an acknowledgement
+	// lands, so a task waiting for room or for the drain wakes up.
+	notify chan struct{}
+}
+
+type ackEntry struct {
+	seq       uint64
+	done      bool
+	inflight  bool // produced: counted in inflightBytes and inflightRecs
+	size      int64
+	partition []byte // nil: the record has no source partition
+	offset    []byte
+}
+
+type pendingOffset struct {
+	seq    uint64
+	offset []byte
+}
+
+// compactMin is how many settled entries may pile up before they are
+// dropped from the front of the queue.
+const compactMin = 1024
+
+func newAckTracker() *ackTracker {
+	return &ackTracker{offsets: map[string]*pendingOffset{}, notify: make(chan struct{}, 1)}
+}
+
+// add enters the next polled record and returns its handle. Sequence
+// numbers must increase (the contract: they never repeat in a process).
+func (t *ackTracker) add(seq uint64, partition, offset []byte) (uint64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if seq <= t.lastSeq {
+		return 0, fmt.Errorf("record sequence number %d does not follow %d", seq, t.lastSeq)
+	}
+	t.lastSeq = seq
+	if len(partition) == 0 {
+		partition = nil
+	}
+	t.entries = append(t.entries, ackEntry{seq: seq, partition: partition, offset: offset})
+	return t.base + uint64(len(t.entries)-1), nil
+}
+
+// produced counts a record as in flight with its size in bytes.
+func (t *ackTracker) produced(h uint64, size int64) {
+	t.mu.Lock()
+	e := &t.entries[h-t.base]
+	e.size, e.inflight = size, true
+	t.inflightBytes += size
+	t.inflightRecs++
+	t.mu.Unlock()
+}
+
+// ack marks a record acknowledged: written to Kafka (r is the produced
+// record, with its partition and offset) or not written (r nil: dropped by
+// a transform or by error tolerance). Only the first call for a handle
+// counts.
+func (t *ackTracker) ack(h uint64, r *kgo.Record) {
+	t.mu.Lock()
+	if h < t.base+uint64(t.head) || h >= t.base+uint64(len(t.entries)) {
+		t.mu.Unlock()
+		return
+	}
+	e := &t.entries[h-t.base]
+	if e.done {
+		t.mu.Unlock()
+		return
+	}
+	e.done = true
+	if e.inflight {
+		t.inflightBytes -= e.size
+		t.inflightRecs--
+	}
+	if t.recordAcks {
+		ra := &pluginv1.RecordAck{Seq: e.seq}
+		if r != nil {
+			ra.Written = true
+			ra.Topic = r.Topic
+			ra.Partition = r.Partition
+			ra.Offset = r.Offset
+			ra.TimestampMs = r.Timestamp.UnixMilli()
+		}
+		t.recAcks = append(t.recAcks, ra)
+	}
+	if h == t.base+uint64(t.head) {
+		t.advanceLocked()
+	}
+	t.mu.Unlock()
+	select {
+	case t.notify <- struct{}{}:
+	default:
+	}
+}
+
+// advanceLocked moves the prefix over the acknowledged records at its front.
+func (t *ackTracker) advanceLocked() {
+	for t.head < len(t.entries) && t.entries[t.head].done {
+		e := &t.entries[t.head]
+		if e.partition != nil {
+			if p, ok := t.offsets[string(e.partition)]; ok {
+				p.seq, p.offset = e.seq, e.offset
+			} else {
+				t.offsets[string(e.partition)] = &pendingOffset{seq: e.seq, offset: e.offset}
+			}
+		}
+		t.ackedThrough = e.seq
+		*e = ackEntry{}
+		t.head++
+	}
+	switch {
+	case t.head == len(t.entries):
+		t.base += uint64(t.head)
+		t.entries = t.entries[:0]
+		t.head = 0
+	case t.head >= compactMin && t.head*2 >= len(t.entries):
+		n := copy(t.entries, t.entries[t.head:])
+		clear(t.entries[n:])
+		t.base += uint64(t.head)
+		t.entries = t.entries[:n]
+		t.head = 0
+	}
+}
+
+// take returns the acknowledgements the plugin has not been sent, or nil.
+func (t *ackTracker) take() *pluginv1.AckBatch {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ackedThrough == t.sentThrough && len(t.recAcks) == 0 {
+		return nil
+	}
+	b := &pluginv1.AckBatch{AckedThrough: t.ackedThrough, Records: t.recAcks}
+	t.sentThrough = t.ackedThrough
+	t.recAcks = nil
+	return b
+}
+
+// takeOffsets returns the prefix's offsets not yet stored, keyed by the
+// source partition's JSON, and forgets them.
+func (t *ackTracker) takeOffsets() map[string]*pendingOffset {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.offsets) == 0 {
+		return nil
+	}
+	m := t.offsets
+	t.offsets = make(map[string]*pendingOffset, len(m))
+	return m
+}
+
+// restoreOffsets puts back offsets whose storing failed, unless a newer
+// offset of the same partition arrived meanwhile.
+func (t *ackTracker) restoreOffsets(m map[string]*pendingOffset) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, v := range m {
+		if cur, ok := t.offsets[k]; !ok || cur.seq < v.seq {
+			t.offsets[k] = v
+		}
+	}
+}
+
+// inflight returns the bytes and records produced and not yet acknowledged.
+func (t *ackTracker) inflight() (int64, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.inflightBytes, t.inflightRecs
+}
+
+// unsettled is how many records are not yet in the prefix.
+func (t *ackTracker) unsettled() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.entries) - t.head
+}
+
+// acked returns the last sequence number of the prefix.
+func (t *ackTracker) acked() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ackedThrough
+}

@@ -1,0 +1,330 @@
+package runtime
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ClientSettings is what a set of Kafka client properties maps to.
+type ClientSettings struct {
+	Opts []kgo.Opt
+	// MaxPollRecords is max.poll.records (consumers); 0 when unset.
+	MaxPollRecords int
+	// GroupID is group.id (consumers); "" when unset.
+	GroupID string
+	// Ignored names the properties that were not mapped: unknown ones,
+	// ones with no franz-go counterpart (batch.size: franz-go batches by
+	// linger and max.request.size) and ones the runner owns (serializers,
+	// enable.auto.commit, partition.assignment.strategy). Callers log them,
+	// as Kafka's clients warn about configs "supplied but not known".
+	Ignored []string
+}
+
+// ClientProperties collects a connector's client properties of one kind
+// ("producer", "consumer", "admin"): the worker's "<kind>." settings,
+// overlaid with the connector's "<kind>.override." settings (KIP-458), with
+// the prefixes removed. Override policy checks are the caller's.
+func ClientProperties(worker, connector map[string]string, kind string) map[string]string {
+	out := map[string]string{}
+	prefix := kind + "."
+	for k, v := range worker {
+		if name, ok := strings.CutPrefix(k, prefix); ok && name != "" {
+			out[name] = v
+		}
+	}
+	prefix = kind + ".override."
+	for k, v := range connector {
+		if name, ok := strings.CutPrefix(k, prefix); ok && name != "" {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// propParser reads typed values and collects the first error per property.
+type propParser struct {
+	props map[string]string
+	errs  []string
+}
+
+func (p *propParser) bad(name, v, want string) {
+	p.errs = append(p.errs, fmt.Sprintf("%s=%q: want %s", name, v, want))
+}
+
+func (p *propParser) int(name string, lo, hi int64) (int64, bool) {
+	v := strings.TrimSpace(p.props[name])
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		p.bad(name, v, fmt.Sprintf("an integer in [%d, %d]", lo, hi))
+		return 0, false
+	}
+	return n, true
+}
+
+func (p *propParser) ms(name string, lo int64) (time.Duration, bool) {
+	n, ok := p.int(name, lo, int64(time.Duration(1<<63-1)/time.Millisecond))
+	return time.Duration(n) * time.Millisecond, ok
+}
+
+func (p *propParser) bool(name string) (bool, bool) {
+	switch v := strings.ToLower(strings.TrimSpace(p.props[name])); v {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	default:
+		p.bad(name, v, "true or false")
+		return false, false
+	}
+}
+
+func (p *propParser) err(kind string) error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s properties: %s", kind, strings.Join(p.errs, "; "))
+}
+
+// ProducerOptions maps Kafka producer properties (names without prefix) to
+// franz-go options. acks other than all turns idempotence off unless
+// enable.idempotence=true asks for it, which is then an error, as in Kafka.
+func ProducerOptions(props map[string]string) (ClientSettings, error) {
+	var s ClientSettings
+	p := &propParser{props: props}
+	idem, idemSet := true, false
+	acks := "all"
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		v := strings.TrimSpace(props[name])
+		switch name {
+		case "acks":
+			acks = strings.ToLower(v)
+			switch acks {
+			case "all", "-1":
+				s.Opts = append(s.Opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+			case "1":
+				s.Opts = append(s.Opts, kgo.RequiredAcks(kgo.LeaderAck()))
+			case "0":
+				s.Opts = append(s.Opts, kgo.RequiredAcks(kgo.NoAck()))
+			default:
+				p.bad(name, v, "all, -1, 0 or 1")
+			}
+		case "enable.idempotence":
+			if b, ok := p.bool(name); ok {
+				idem, idemSet = b, true
+			}
+		case "linger.ms":
+			if d, ok := p.ms(name, 0); ok {
+				s.Opts = append(s.Opts, kgo.ProducerLinger(d))
+			}
+		case "compression.type":
+			var c kgo.CompressionCodec
+			switch strings.ToLower(v) {
+			case "none":
+				c = kgo.NoCompression()
+			case "gzip":
+				c = kgo.GzipCompression()
+			case "snappy":
+				c = kgo.SnappyCompression()
+			case "lz4":
+				c = kgo.Lz4Compression()
+			case "zstd":
+				c = kgo.ZstdCompression()
+			default:
+				p.bad(name, v, "none, gzip, snappy, lz4 or zstd")
+				continue
+			}
+			s.Opts = append(s.Opts, kgo.ProducerBatchCompression(c))
+		case "max.in.flight.requests.per.connection":
+			if n, ok := p.int(name, 1, 1<<20); ok {
+				s.Opts = append(s.Opts, kgo.MaxProduceRequestsInflightPerBroker(int(n)))
+			}
+		case "client.id":
+			s.Opts = append(s.Opts, kgo.ClientID(v))
+		case "max.request.size":
+			// The largest record batch, hence the largest record: what
+			// Kafka's producer checks max.request.size against.
+			if n, ok := p.int(name, 1, 1<<30); ok {
+				s.Opts = append(s.Opts, kgo.ProducerBatchMaxBytes(int32(n)))
+			}
+		case "request.timeout.ms":
+			if d, ok := p.ms(name, 1); ok {
+				s.Opts = append(s.Opts, kgo.ProduceRequestTimeout(d))
+			}
+		case "delivery.timeout.ms":
+			if d, ok := p.ms(name, 0); ok {
+				s.Opts = append(s.Opts, kgo.RecordDeliveryTimeout(d))
+			}
+		case "retries":
+			if n, ok := p.int(name, 0, 1<<31-1); ok {
+				s.Opts = append(s.Opts, kgo.RecordRetries(int(n)))
+			}
+		case "buffer.memory":
+			if n, ok := p.int(name, 1, 1<<40); ok {
+				s.Opts = append(s.Opts, kgo.MaxBufferedBytes(int(n)))
+			}
+		default:
+			if !commonClientProp(&s, p, name, v) {
+				s.Ignored = append(s.Ignored, name)
+			}
+		}
+	}
+	if acks != "all" && acks != "-1" {
+		if idemSet && idem {
+			p.errs = append(p.errs, fmt.Sprintf("enable.idempotence=true needs acks=all, not acks=%s", acks))
+		}
+		idem = false
+	}
+	if !idem {
+		s.Opts = append(s.Opts, kgo.DisableIdempotentWrite())
+	}
+	return s, p.err("producer")
+}
+
+// ConsumerOptions maps Kafka consumer properties (names without prefix) to
+// franz-go options; max.poll.records and group.id come back as fields.
+func ConsumerOptions(props map[string]string) (ClientSettings, error) {
+	var s ClientSettings
+	p := &propParser{props: props}
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		v := strings.TrimSpace(props[name])
+		switch name {
+		case "max.poll.records":
+			if n, ok := p.int(name, 1, 1<<31-1); ok {
+				s.MaxPollRecords = int(n)
+			}
+		case "group.id":
+			s.GroupID = v
+		case "fetch.min.bytes":
+			if n, ok := p.int(name, 1, 1<<31-1); ok {
+				s.Opts = append(s.Opts, kgo.FetchMinBytes(int32(n)))
+			}
+		case "fetch.max.wait.ms":
+			if d, ok := p.ms(name, 0); ok {
+				s.Opts = append(s.Opts, kgo.FetchMaxWait(d))
+			}
+		case "fetch.max.bytes":
+			if n, ok := p.int(name, 1, 1<<31-1); ok {
+				s.Opts = append(s.Opts, kgo.FetchMaxBytes(int32(n)))
+			}
+		case "max.partition.fetch.bytes":
+			if n, ok := p.int(name, 1, 1<<31-1); ok {
+				s.Opts = append(s.Opts, kgo.FetchMaxPartitionBytes(int32(n)))
+			}
+		case "auto.offset.reset":
+			switch strings.ToLower(v) {
+			case "earliest":
+				s.Opts = append(s.Opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+			case "latest":
+				s.Opts = append(s.Opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
+			case "none":
+				s.Opts = append(s.Opts, kgo.ConsumeResetOffset(kgo.NoResetOffset()))
+			default:
+				p.bad(name, v, "earliest, latest or none")
+			}
+		case "isolation.level":
+			switch strings.ToLower(v) {
+			case "read_committed":
+				s.Opts = append(s.Opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			case "read_uncommitted":
+				s.Opts = append(s.Opts, kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+			default:
+				p.bad(name, v, "read_committed or read_uncommitted")
+			}
+		case "session.timeout.ms":
+			if d, ok := p.ms(name, 1); ok {
+				s.Opts = append(s.Opts, kgo.SessionTimeout(d))
+			}
+		case "heartbeat.interval.ms":
+			if d, ok := p.ms(name, 1); ok {
+				s.Opts = append(s.Opts, kgo.HeartbeatInterval(d))
+			}
+		case "max.poll.interval.ms":
+			// Kafka's consumer uses it as the group's rebalance timeout.
+			if d, ok := p.ms(name, 1); ok {
+				s.Opts = append(s.Opts, kgo.RebalanceTimeout(d))
+			}
+		case "client.id":
+			s.Opts = append(s.Opts, kgo.ClientID(v))
+		case "group.instance.id":
+			if v != "" {
+				s.Opts = append(s.Opts, kgo.InstanceID(v))
+			}
+		default:
+			if !commonClientProp(&s, p, name, v) {
+				s.Ignored = append(s.Ignored, name)
+			}
+		}
+	}
+	return s, p.err("consumer")
+}
+
+// commonClientProp maps the properties producers and consumers share.
+func commonClientProp(s *ClientSettings, p *propParser, name, v string) bool {
+	switch name {
+	case "metadata.max.age.ms":
+		if d, ok := p.ms(name, 1); ok {
+			s.Opts = append(s.Opts, kgo.MetadataMaxAge(d))
+		}
+	case "retry.backoff.ms":
+		if d, ok := p.ms(name, 0); ok {
+			s.Opts = append(s.Opts, kgo.RetryBackoffFn(func(int) time.Duration { return d }))
+		}
+	case "connections.max.idle.ms":
+		if d, ok := p.ms(name, 1); ok {
+			s.Opts = append(s.Opts, kgo.ConnIdleTimeout(d))
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// recordPartitioner sends a record with its own partition (Partition >= 0)
+// there and lets Kafka's default partitioning (murmur2 of the key; sticky
+// batches for null keys, as franz-go's default) choose for the others
+// (Partition -1). franz-go leaves Record.Partition untouched until the
+// partitioner has run, which is what makes the marker work.
+func recordPartitioner() kgo.Partitioner {
+	return explicitPartitioner{kgo.UniformBytesPartitioner(64<<10, true, true, nil)}
+}
+
+type explicitPartitioner struct{ inner kgo.Partitioner }
+
+func (p explicitPartitioner) ForTopic(t string) kgo.TopicPartitioner {
+	return &explicitTopicPartitioner{inner: p.inner.ForTopic(t)}
+}
+
+type explicitTopicPartitioner struct{ inner kgo.TopicPartitioner }
+
+func (p *explicitTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
+	return r.Partition >= 0 || p.inner.RequiresConsistency(r)
+}
+
+func (p *explicitTopicPartitioner) Partition(r *kgo.Record, n int) int {
+	if r.Partition >= 0 {
+		return int(r.Partition)
+	}
+	return p.inner.Partition(r, n)
+}
+
+func (p *explicitTopicPartitioner) PartitionByBackup(r *kgo.Record, n int, it kgo.TopicBackupIter) int {
+	if r.Partition >= 0 {
+		return int(r.Partition)
+	}
+	if b, ok := p.inner.(kgo.TopicBackupPartitioner); ok {
+		return b.PartitionByBackup(r, n, it)
+	}
+	return p.inner.Partition(r, n)
+}
+
+func (p *explicitTopicPartitioner) OnNewBatch() {
+	if b, ok := p.inner.(kgo.TopicPartitionerOnNewBatch); ok {
+		b.OnNewBatch()
+	}
+}

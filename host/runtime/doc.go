@@ -1,0 +1,2 @@
+// Package runtime runs source and sink tasks: placeholder, written below.
+package runtime

@@ -1,0 +1,327 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// topicPartition keys per-partition state.
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// sinkTask runs one sink task.
+//
+// The task goroutine (Run) polls the consumer and calls the plugin; the
+// consumer's rebalance callbacks run on franz-go's group goroutine. With
+// BlockRebalanceOnPoll the two never overlap in practice (a callback waits
+// until the task goroutine allows rebalancing, which it does only right
+// before it polls again), and mu makes that explicit: the task goroutine
+// holds mu whenever it works on records or calls the plugin, and releases it
+// only to poll; the callbacks take it. The plugin's Worker callbacks never
+// take mu (they arrive during Put): they queue requests in worker, which the
+// task goroutine applies between batches.
+type sinkTask struct {
+	*control
+	cfg    SinkConfig
+	log    hclog.Logger
+	worker *sinkWorker
+
+	plugin SinkPlugin
+	client *kgo.Client
+	runCtx context.Context // for the rebalance callbacks' plugin calls
+
+	mu sync.Mutex
+	// assigned holds the open partitions (Open called, Close not yet).
+	assigned map[topicPartition]bool
+	// delivered is, per partition, the offset after the last record
+	// delivered by a successful Put (dropped records included), or the
+	// offset of a rewind: what PreCommit is offered and the most a commit
+	// may reach.
+	delivered map[topicPartition]int64
+	// committed is the last offset this task committed per partition.
+	committed map[topicPartition]int64
+	// pluginPaused are the partitions the plugin paused.
+	pluginPaused map[topicPartition]bool
+	// fetchPaused are the partitions paused in the consumer now.
+	fetchPaused map[topicPartition]bool
+	taskPaused  bool
+	// pending is a batch whose Put answered ABORTED, waiting for retryAt;
+	// while it waits, every assigned partition is paused (retryPaused).
+	pending     *sinkBatch
+	retryAt     time.Time
+	retryPaused bool
+	backoff     time.Duration
+	nextFlush   time.Time
+	// closed: the partitions were closed for good (stop or failure); the
+	// callbacks that closing the consumer triggers leave the plugin alone.
+	closed bool
+}
+
+// NewSinkTask validates cfg and returns the task; Run starts it.
+func NewSinkTask(cfg SinkConfig) (Task, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	t := &sinkTask{
+		control:      newControl(cfg.ID, cfg.Listener, cfg.ShutdownTimeout),
+		cfg:          cfg,
+		log:          cfg.Logger,
+		assigned:     map[topicPartition]bool{},
+		delivered:    map[topicPartition]int64{},
+		committed:    map[topicPartition]int64{},
+		pluginPaused: map[topicPartition]bool{},
+		fetchPaused:  map[topicPartition]bool{},
+		backoff:      cfg.RetryBackoff,
+	}
+	t.worker = &sinkWorker{t: t}
+	return t, nil
+}
+
+func (t *sinkTask) ID() TaskID { return t.cfg.ID }
+
+// Run implements Task.
+func (t *sinkTask) Run(ctx context.Context) error {
+	work, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := t.begin(cancel); err != nil {
+		return err
+	}
+	defer t.finish()
+	err := t.run(work)
+	t.end(err)
+	return err
+}
+
+// consumerOpts are the consumer's options: the runner's group settings
+// last, so the caller's options cannot undo them, and Kafka Connect's
+// auto.offset.reset=earliest first, so they can.
+func (t *sinkTask) consumerOpts() []kgo.Opt {
+	opts := []kgo.Opt{kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+	opts = append(opts, t.cfg.ConsumerOpts...)
+	opts = append(opts,
+		kgo.ConsumerGroup(t.cfg.GroupID),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(t.onAssigned),
+		kgo.OnPartitionsRevoked(t.onRevoked),
+		kgo.OnPartitionsLost(t.onLost),
+	)
+	if t.cfg.TopicsRegex != "" {
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(t.cfg.TopicsRegex))
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(t.cfg.Topics...))
+	}
+	return opts
+}
+
+func (t *sinkTask) run(ctx context.Context) error {
+	if _, stopping, _ := t.snapshot(); stopping {
+		return nil
+	}
+	t.runCtx = ctx
+	p, err := t.cfg.Launch(ctx, t.worker)
+	if err != nil {
+		return fmt.Errorf("sink task %s: launch plugin: %w", t.cfg.ID, err)
+	}
+	t.plugin = p
+	quit := make(chan struct{})
+	var watcher sync.WaitGroup
+	watcher.Go(func() { t.watchProcess(p.Done(), crashError(p), quit) })
+	stopWatching := sync.OnceFunc(func() { close(quit); watcher.Wait() })
+	defer stopWatching()
+
+	reason := t.start(ctx)
+	if reason == nil {
+		// The consumer joins the group as soon as it exists, so it is
+		// created only once the plugin is started: Open must follow Start.
+		t.client, err = kgo.NewClient(t.consumerOpts()...)
+		if err != nil {
+			reason = fmt.Errorf("create consumer: %w", err)
+		}
+	}
+	if reason == nil {
+		reason = t.loop(ctx)
+	}
+	return t.teardown(ctx, reason, stopWatching)
+}
+
+func (t *sinkTask) start(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	defer cancel()
+	_, err := t.plugin.Start(cctx, &pluginv1.SinkTaskStartRequest{
+		ConnectorClass: t.cfg.ConnectorClass,
+		ConnectorName:  t.cfg.ID.Connector,
+		TaskId:         int32(t.cfg.ID.Task),
+		Config:         t.cfg.TaskConfig,
+		WorkerTarget:   t.plugin.WorkerTarget(),
+	})
+	if err != nil {
+		if f := t.failed(); f != nil {
+			return f
+		}
+		if _, stopping, _ := t.snapshot(); stopping && ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("start: %w", err)
+	}
+	t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
+	return nil
+}
+
+// loop consumes and delivers until Stop (nil) or a failure (the error).
+func (t *sinkTask) loop(ctx context.Context) error {
+	for {
+		gen := t.generation()
+		paused, stopping, failure := t.snapshot()
+		switch {
+		case failure != nil:
+			return failure
+		case stopping || ctx.Err() != nil:
+			return nil
+		}
+		t.mu.Lock()
+		err := t.step(ctx, paused)
+		t.mu.Unlock()
+		if err != nil {
+			if errors.Is(err, errStopped) {
+				continue
+			}
+			return err
+		}
+		if paused {
+			t.report(statePaused)
+		} else {
+			t.report(stateRunning)
+		}
+		recs := t.poll(ctx, gen)
+		if len(recs) == 0 {
+			continue
+		}
+		t.mu.Lock()
+		err = t.deliverNew(ctx, recs)
+		t.mu.Unlock()
+		if err != nil && !errors.Is(err, errStopped) {
+			return err
+		}
+	}
+}
+
+// step applies what changed since the last batch: the plugin's requests,
+// the task's pause state, a due commit, a due redelivery. Holds mu.
+func (t *sinkTask) step(ctx context.Context, paused bool) error {
+	commit := t.applyRequests()
+	t.taskPaused = paused
+	t.applyPauses()
+	if commit || !time.Now().Before(t.nextFlush) {
+		t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
+		if err := t.commit(ctx, nil, false); err != nil {
+			return err
+		}
+	}
+	if t.pending != nil && !paused && !time.Now().Before(t.retryAt) {
+		return t.deliver(ctx, t.pending)
+	}
+	return nil
+}
+
+// poll lets a waiting rebalance through, then polls until records come, the
+// next commit or redelivery is due, or something interrupts it.
+func (t *sinkTask) poll(ctx context.Context, gen uint64) []*kgo.Record {
+	deadline := t.nextFlush
+	if t.pending != nil && t.retryAt.Before(deadline) {
+		deadline = t.retryAt
+	}
+	t.client.AllowRebalance()
+	pctx, done := t.interruptible(ctx, true, gen)
+	cctx, cancel := context.WithDeadline(pctx, deadline)
+	fetches := t.client.PollRecords(cctx, t.cfg.MaxPollRecords)
+	cancel()
+	done()
+	fetches.EachError(func(topic string, partition int32, err error) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, kgo.ErrClientClosed) {
+			return
+		}
+		// franz-go retries what can be retried; what reaches here is
+		// informational (the KAFKA_CONSUME stage of error handling).
+		t.log.Warn("consume error", "topic", topic, "partition", partition, "error", err)
+	})
+	return fetches.Records()
+}
+
+// teardown ends the task. A live plugin gets its partitions committed and
+// closed and then Stop, within the drain deadline (Stop) or the shutdown
+// timeout (failure); then the consumer leaves the group and the process is
+// killed. A failure while closing turns a stop into a failure.
+func (t *sinkTask) teardown(ctx context.Context, reason error, stopWatching func()) error {
+	alive := t.plugin != nil && (reason == nil || !isDeadProcess(reason))
+	tctx := ctx
+	if reason != nil {
+		t.log.Error("task failed", "error", reason)
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeout(context.Background(), t.cfg.ShutdownTimeout)
+		defer cancel()
+	}
+	t.mu.Lock()
+	if alive && t.client != nil && tctx.Err() == nil {
+		t.closeAll(tctx)
+	}
+	t.closed = true
+	t.pending = nil
+	t.mu.Unlock()
+	if reason == nil {
+		reason = t.failed()
+		alive = reason == nil || !isDeadProcess(reason)
+	}
+	stopWatching()
+	if alive && tctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(tctx, t.cfg.CallTimeout)
+		if err := t.plugin.Stop(cctx); err != nil {
+			t.log.Warn("plugin stop failed; killing it", "error", err)
+		}
+		cancel()
+	} else if reason == nil {
+		t.log.Warn("drain did not finish in time; killing the plugin", "timeout", t.cfg.ShutdownTimeout)
+	}
+	if t.client != nil {
+		t.client.AllowRebalance()
+		t.client.Close()
+	}
+	if t.plugin != nil {
+		if err := killPlugin(t.plugin.Kill, t.plugin.Done()); err != nil {
+			t.log.Error("kill plugin", "error", err)
+		}
+	}
+	return reason
+}
+
+// closeAll commits and closes every open partition (Kafka Connect's
+// closeAllPartitions). Holds mu.
+func (t *sinkTask) closeAll(ctx context.Context) {
+	if len(t.assigned) == 0 {
+		return
+	}
+	tps := t.assignedList()
+	if err := t.commit(ctx, tps, true); err != nil {
+		t.log.Warn("final commit failed", "error", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	defer cancel()
+	if err := t.plugin.Close(cctx, &pluginv1.CloseRequest{Partitions: tpsToProto(tps)}); err != nil {
+		t.log.Warn("closing partitions failed", "error", err)
+		if isDeadProcess(err) {
+			t.fail(fmt.Errorf("close: %w", err))
+		}
+	}
+	t.forget(tps)
+}

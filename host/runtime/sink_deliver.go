@@ -1,0 +1,410 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// sinkBatch is one Put's worth of records.
+type sinkBatch struct {
+	// records are the converted, transformed records, in consumed order.
+	records []*data.SinkRecord
+	// consumed are the Kafka records the batch came from (dropped ones
+	// included), for error reports.
+	consumed []*kgo.Record
+	// next is, per consumed partition, the offset after the batch's last
+	// record: where delivered moves when the Put succeeds.
+	next map[topicPartition]int64
+	req  *pluginv1.PutRequest
+}
+
+// deliverNew converts freshly polled records and puts them. Holds mu.
+func (t *sinkTask) deliverNew(ctx context.Context, recs []*kgo.Record) error {
+	if t.closed {
+		return nil
+	}
+	// A rebalance may not reach us between poll and here, but a rewind or
+	// a revocation applied before this poll leaves nothing to skip; still,
+	// never deliver for a partition that is not open.
+	recs = slices.DeleteFunc(recs, func(r *kgo.Record) bool {
+		return !t.assigned[topicPartition{r.Topic, r.Partition}]
+	})
+	if len(recs) == 0 {
+		return nil
+	}
+	b, err := t.convert(ctx, recs)
+	if err != nil {
+		return err
+	}
+	return t.deliver(ctx, b)
+}
+
+// convert turns consumed records into a Put batch: header, key and value
+// converters, then transforms. A record dropped by a transform (or skipped
+// by error tolerance) is not delivered, but its offset counts as consumed.
+func (t *sinkTask) convert(ctx context.Context, recs []*kgo.Record) (*sinkBatch, error) {
+	b := &sinkBatch{consumed: recs, next: map[topicPartition]int64{}}
+	store := make([]data.SinkRecord, len(recs))
+	b.records = make([]*data.SinkRecord, 0, len(recs))
+	for i, kr := range recs {
+		b.next[topicPartition{kr.Topic, kr.Partition}] = kr.Offset + 1
+		sr := &store[i]
+		stage, err := t.toConnect(kr, sr)
+		if err == nil && t.cfg.Transforms != nil {
+			var out *data.Record
+			if out, err = t.cfg.Transforms.Apply(&sr.Record); err != nil {
+				stage = StageTransformation
+			} else if out == nil {
+				continue
+			} else if out != &sr.Record {
+				sr.Record = *out
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("%s: record %s-%d@%d: %w", stage, kr.Topic, kr.Partition, kr.Offset, err)
+			if t.cfg.Errors == nil {
+				return nil, err
+			}
+			if herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: stage, Err: err, Consumed: kr}); herr != nil {
+				return nil, herr
+			}
+			continue
+		}
+		b.records = append(b.records, sr)
+	}
+	if err := b.encode(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *sinkBatch) encode() error {
+	schemas, recs, err := wire.EncodeSinkRecords(b.records)
+	if err != nil {
+		return &wire.Error{Kind: wire.KindInvalid, Message: fmt.Sprintf("encode records for put: %v", err)}
+	}
+	b.req = &pluginv1.PutRequest{Schemas: schemas, Records: recs}
+	return nil
+}
+
+// toConnect fills sr from the consumed record with the converters.
+func (t *sinkTask) toConnect(kr *kgo.Record, sr *data.SinkRecord) (Stage, error) {
+	var hs data.Headers
+	if len(kr.Headers) > 0 {
+		hs = make(data.Headers, len(kr.Headers))
+		for i, h := range kr.Headers {
+			s, v, err := t.cfg.HeaderConverter.ToConnectHeader(kr.Topic, h.Key, h.Value)
+			if err != nil {
+				return StageHeaderConverter, fmt.Errorf("header %s: %w", h.Key, err)
+			}
+			hs[i] = data.Header{Key: h.Key, Schema: s, Value: v}
+		}
+	}
+	ks, k, err := t.cfg.KeyConverter.ToConnectData(kr.Topic, hs, kr.Key)
+	if err != nil {
+		return StageKeyConverter, err
+	}
+	vs, v, err := t.cfg.ValueConverter.ToConnectData(kr.Topic, hs, kr.Value)
+	if err != nil {
+		return StageValueConverter, err
+	}
+	sr.Record = data.Record{
+		Topic: kr.Topic, Partition: kr.Partition,
+		KeySchema: ks, Key: k, ValueSchema: vs, Value: v,
+		Headers: hs,
+	}
+	if ms := kr.Timestamp.UnixMilli(); ms >= 0 {
+		sr.Timestamp = kr.Timestamp
+	}
+	switch kr.Attrs.TimestampType() {
+	case 0:
+		sr.TimestampType = data.CreateTime
+	case 1:
+		sr.TimestampType = data.LogAppendTime
+	default:
+		sr.TimestampType = data.NoTimestampType
+	}
+	sr.Offset = kr.Offset
+	sr.OriginalTopic, sr.OriginalPartition, sr.OriginalOffset = kr.Topic, kr.Partition, kr.Offset
+	return "", nil
+}
+
+// deliver puts a batch. Success moves delivered; ABORTED keeps the batch for
+// redelivery after the backoff, with every partition paused meanwhile (no
+// new records overtake it); anything else fails the task. Holds mu.
+func (t *sinkTask) deliver(ctx context.Context, b *sinkBatch) error {
+	if len(b.records) > 0 {
+		t.worker.setBatch(b.consumed)
+		cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+		err := t.plugin.Put(cctx, b.req)
+		cancel()
+		t.worker.setBatch(nil)
+		if err != nil {
+			if ctx.Err() != nil {
+				return errStopped
+			}
+			if f := t.failed(); f != nil {
+				return f
+			}
+			if wire.KindOf(err) != wire.KindRetriable {
+				return fmt.Errorf("put: %w", err)
+			}
+			t.log.Warn("put asked for redelivery", "records", len(b.records), "backoff", t.backoff, "error", err)
+			t.pending = b
+			t.retryAt = time.Now().Add(t.backoff)
+			t.retryPaused = true
+			t.applyPauses()
+			return nil
+		}
+	}
+	for tp, off := range b.next {
+		if t.assigned[tp] {
+			t.delivered[tp] = off
+		}
+	}
+	if t.pending == b {
+		t.pending = nil
+	}
+	if t.retryPaused && t.pending == nil {
+		t.retryPaused = false
+		t.applyPauses()
+	}
+	return nil
+}
+
+// dropPending removes the pending batch's records of partitions the task
+// no longer reads from where the batch left off (revoked or rewound).
+// Holds mu.
+func (t *sinkTask) dropPending(drop func(topicPartition) bool) {
+	b := t.pending
+	if b == nil {
+		return
+	}
+	keep := b.records[:0:0]
+	for _, r := range b.records {
+		if !drop(topicPartition{r.OriginalTopic, r.OriginalPartition}) {
+			keep = append(keep, r)
+		}
+	}
+	for tp := range b.next {
+		if drop(tp) {
+			delete(b.next, tp)
+		}
+	}
+	if len(keep) == len(b.records) {
+		return
+	}
+	b.records = keep
+	b.consumed = slices.DeleteFunc(slices.Clone(b.consumed), func(r *kgo.Record) bool {
+		return drop(topicPartition{r.Topic, r.Partition})
+	})
+	if len(keep) == 0 && len(b.next) == 0 {
+		t.pending = nil
+		return
+	}
+	if err := b.encode(); err != nil {
+		// Re-encoding a subset of records that encoded before cannot fail.
+		t.fail(err)
+	}
+}
+
+// applyPauses makes the consumer's paused partitions what the task wants:
+// all of them while the task is paused or a batch waits for redelivery,
+// otherwise those the plugin paused. Holds mu.
+func (t *sinkTask) applyPauses() {
+	if t.client == nil {
+		return
+	}
+	all := t.taskPaused || t.retryPaused
+	pause := map[string][]int32{}
+	resume := map[string][]int32{}
+	for tp := range t.assigned {
+		want := all || t.pluginPaused[tp]
+		if want && !t.fetchPaused[tp] {
+			pause[tp.topic] = append(pause[tp.topic], tp.partition)
+			t.fetchPaused[tp] = true
+		}
+		if !want && t.fetchPaused[tp] {
+			resume[tp.topic] = append(resume[tp.topic], tp.partition)
+			delete(t.fetchPaused, tp)
+		}
+	}
+	if len(pause) > 0 {
+		t.client.PauseFetchPartitions(pause)
+	}
+	if len(resume) > 0 {
+		t.client.ResumeFetchPartitions(resume)
+	}
+}
+
+// commit offers PreCommit the delivered offsets of tps (all open partitions
+// when nil) and commits, synchronously, exactly the offsets it returns,
+// ignoring any beyond what was delivered, as Kafka Connect does. A PreCommit
+// that fails rewinds the partitions to their committed offsets (unless they
+// are being closed); only a dead plugin fails the task. Holds mu.
+func (t *sinkTask) commit(ctx context.Context, tps []topicPartition, closing bool) error {
+	if tps == nil {
+		tps = t.assignedList()
+	}
+	req := &pluginv1.PreCommitRequest{}
+	for _, tp := range tps {
+		if off, ok := t.delivered[tp]; ok {
+			req.Offsets = append(req.Offsets, &pluginv1.PartitionOffset{Topic: tp.topic, Partition: tp.partition, Offset: off})
+		}
+	}
+	if len(req.Offsets) == 0 {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	resp, err := t.plugin.PreCommit(cctx, req)
+	cancel()
+	if err != nil {
+		if isDeadProcess(err) {
+			return fmt.Errorf("pre-commit: %w", err)
+		}
+		t.log.Error("pre-commit failed; rewinding to the committed offsets", "error", err)
+		if !closing {
+			t.rewindToCommitted(tps)
+		}
+		return nil
+	}
+	inScope := make(map[topicPartition]bool, len(tps))
+	for _, tp := range tps {
+		inScope[tp] = true
+	}
+	offsets := map[string]map[int32]kgo.EpochOffset{}
+	toCommit := map[topicPartition]int64{}
+	for _, po := range resp.GetOffsets() {
+		tp := topicPartition{po.GetTopic(), po.GetPartition()}
+		cur, ok := t.delivered[tp]
+		switch {
+		case !inScope[tp] || !ok:
+			t.log.Warn("ignoring offset the task returned for a partition not being committed", "topic", tp.topic, "partition", tp.partition, "offset", po.GetOffset())
+			continue
+		case po.GetOffset() > cur:
+			t.log.Warn("ignoring offset the task returned beyond what was delivered", "topic", tp.topic, "partition", tp.partition, "offset", po.GetOffset(), "delivered", cur)
+			continue
+		case po.GetOffset() < 0:
+			t.log.Warn("ignoring negative offset the task returned", "topic", tp.topic, "partition", tp.partition, "offset", po.GetOffset())
+			continue
+		}
+		if c, ok := t.committed[tp]; ok && c == po.GetOffset() {
+			continue
+		}
+		if offsets[tp.topic] == nil {
+			offsets[tp.topic] = map[int32]kgo.EpochOffset{}
+		}
+		offsets[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: po.GetOffset()}
+		toCommit[tp] = po.GetOffset()
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	cctx, cancel = context.WithTimeout(ctx, t.cfg.OffsetFlushTimeout)
+	defer cancel()
+	var reqErr error
+	failed := map[topicPartition]error{}
+	t.client.CommitOffsetsSync(cctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			reqErr = err
+			return
+		}
+		for _, rt := range resp.Topics {
+			for _, rp := range rt.Partitions {
+				if perr := kerr.ErrorForCode(rp.ErrorCode); perr != nil {
+					failed[topicPartition{rt.Topic, rp.Partition}] = perr
+				}
+			}
+		}
+	})
+	// A failed commit is retried at the next one, as in Kafka Connect.
+	if reqErr != nil {
+		t.log.Error("offset commit failed", "error", reqErr)
+		return nil
+	}
+	for tp, off := range toCommit {
+		if perr := failed[tp]; perr != nil {
+			t.log.Error("offset commit failed", "topic", tp.topic, "partition", tp.partition, "error", perr)
+			continue
+		}
+		t.committed[tp] = off
+	}
+	return nil
+}
+
+// rewindToCommitted moves the consumer of tps back to the group's committed
+// offsets (Kafka Connect's answer to a failed preCommit). Holds mu.
+func (t *sinkTask) rewindToCommitted(tps []topicPartition) {
+	committed := t.client.CommittedOffsets()
+	set := map[string]map[int32]kgo.EpochOffset{}
+	rewound := map[topicPartition]bool{}
+	for _, tp := range tps {
+		eo, ok := committed[tp.topic][tp.partition]
+		if !ok || eo.Offset < 0 {
+			continue
+		}
+		if set[tp.topic] == nil {
+			set[tp.topic] = map[int32]kgo.EpochOffset{}
+		}
+		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: eo.Offset}
+		t.delivered[tp] = eo.Offset
+		rewound[tp] = true
+	}
+	if len(set) > 0 {
+		t.client.SetOffsets(set)
+		t.dropPending(func(tp topicPartition) bool { return rewound[tp] })
+	}
+}
+
+// forget drops all state of partitions that are closed. Holds mu.
+func (t *sinkTask) forget(tps []topicPartition) {
+	resume := map[string][]int32{}
+	gone := make(map[topicPartition]bool, len(tps))
+	for _, tp := range tps {
+		gone[tp] = true
+		if t.fetchPaused[tp] {
+			// The consumer remembers pauses across assignments; a
+			// partition assigned again later must start unpaused.
+			resume[tp.topic] = append(resume[tp.topic], tp.partition)
+		}
+		delete(t.assigned, tp)
+		delete(t.delivered, tp)
+		delete(t.committed, tp)
+		delete(t.pluginPaused, tp)
+		delete(t.fetchPaused, tp)
+	}
+	if len(resume) > 0 && t.client != nil {
+		t.client.ResumeFetchPartitions(resume)
+	}
+	t.dropPending(func(tp topicPartition) bool { return gone[tp] })
+	t.worker.setAssignment(t.assignedList())
+}
+
+// assignedList returns the open partitions, sorted. Holds mu.
+func (t *sinkTask) assignedList() []topicPartition {
+	out := slices.Collect(maps.Keys(t.assigned))
+	slices.SortFunc(out, func(a, b topicPartition) int {
+		return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+	})
+	return out
+}
+
+func tpsToProto(tps []topicPartition) []*pluginv1.TopicPartition {
+	out := make([]*pluginv1.TopicPartition, len(tps))
+	for i, tp := range tps {
+		out[i] = &pluginv1.TopicPartition{Topic: tp.topic, Partition: tp.partition}
+	}
+	return out
+}

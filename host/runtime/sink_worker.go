@@ -1,0 +1,222 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// sinkWorker is the Worker service a sink task's plugin calls back
+// (SinkTaskContext). Its calls arrive on gRPC goroutines, typically while
+// the plugin is inside Put, so they never wait for the task goroutine:
+// requests that change the consumer are queued and applied by the task
+// goroutine between Put calls, and Assignment answers from a snapshot.
+type sinkWorker struct {
+	pluginv1.UnimplementedWorkerServer
+	t *sinkTask
+
+	mu         sync.Mutex
+	ops        []sinkOp
+	commit     bool
+	backoff    time.Duration
+	backoffSet bool
+	assignment []*pluginv1.TopicPartition
+	batch      []*kgo.Record // the records of the Put in progress
+}
+
+type sinkOpKind int8
+
+const (
+	opPause sinkOpKind = iota
+	opResume
+	opRewind
+)
+
+type sinkOp struct {
+	kind    sinkOpKind
+	tps     []topicPartition
+	offsets []int64 // opRewind, one per tp
+}
+
+func (w *sinkWorker) queue(op sinkOp) {
+	w.mu.Lock()
+	w.ops = append(w.ops, op)
+	w.mu.Unlock()
+	w.t.poke()
+}
+
+func (w *sinkWorker) setAssignment(tps []topicPartition) {
+	p := tpsToProto(tps)
+	w.mu.Lock()
+	w.assignment = p
+	w.mu.Unlock()
+}
+
+func (w *sinkWorker) setBatch(b []*kgo.Record) {
+	w.mu.Lock()
+	w.batch = b
+	w.mu.Unlock()
+}
+
+// applyRequests applies the queued requests in the order they came and
+// reports whether a commit was asked for. Holds the task's mu.
+func (t *sinkTask) applyRequests() (commit bool) {
+	w := t.worker
+	w.mu.Lock()
+	ops, commit := w.ops, w.commit
+	w.ops, w.commit = nil, false
+	if w.backoffSet {
+		t.backoff, w.backoffSet = w.backoff, false
+	}
+	w.mu.Unlock()
+	for _, op := range ops {
+		switch op.kind {
+		case opPause, opResume:
+			for _, tp := range op.tps {
+				if !t.assigned[tp] {
+					t.log.Warn("ignoring pause or resume of a partition not assigned to the task", "topic", tp.topic, "partition", tp.partition)
+					continue
+				}
+				if op.kind == opPause {
+					t.pluginPaused[tp] = true
+				} else {
+					delete(t.pluginPaused, tp)
+				}
+			}
+		case opRewind:
+			set := map[string]map[int32]kgo.EpochOffset{}
+			rewound := map[topicPartition]bool{}
+			for i, tp := range op.tps {
+				off := op.offsets[i]
+				if !t.assigned[tp] || off < 0 {
+					t.log.Warn("ignoring rewind of a partition not assigned to the task or to a negative offset", "topic", tp.topic, "partition", tp.partition, "offset", off)
+					continue
+				}
+				if set[tp.topic] == nil {
+					set[tp.topic] = map[int32]kgo.EpochOffset{}
+				}
+				set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: off}
+				t.delivered[tp] = off
+				rewound[tp] = true
+			}
+			if len(set) > 0 {
+				t.client.SetOffsets(set)
+				t.dropPending(func(tp topicPartition) bool { return rewound[tp] })
+			}
+		}
+	}
+	return commit
+}
+
+// poke interrupts the task goroutine's consumer poll so queued requests
+// are applied promptly.
+func (c *control) poke() {
+	c.mu.Lock()
+	c.gen++
+	if c.cancelCall != nil && c.idleCall {
+		c.cancelCall()
+	}
+	c.mu.Unlock()
+	c.signal()
+}
+
+func protoTPs(ps []*pluginv1.TopicPartition) []topicPartition {
+	out := make([]topicPartition, len(ps))
+	for i, p := range ps {
+		out[i] = topicPartition{p.GetTopic(), p.GetPartition()}
+	}
+	return out
+}
+
+func (w *sinkWorker) SourceOffsets(context.Context, *pluginv1.SourceOffsetsRequest) (*pluginv1.SourceOffsetsResponse, error) {
+	return nil, status.Errorf(codes.FailedPrecondition, "task %s is a sink task; source offsets are for source tasks", w.t.cfg.ID)
+}
+
+func (w *sinkWorker) RequestTaskReconfiguration(context.Context, *pluginv1.RequestTaskReconfigurationRequest) (*pluginv1.RequestTaskReconfigurationResponse, error) {
+	return nil, status.Errorf(codes.FailedPrecondition, "task %s: task reconfiguration is requested by connectors, not tasks", w.t.cfg.ID)
+}
+
+// RaiseError fails the task with the plugin's error.
+func (w *sinkWorker) RaiseError(_ context.Context, req *pluginv1.RaiseErrorRequest) (*pluginv1.RaiseErrorResponse, error) {
+	w.t.fail(&wire.Error{Kind: wire.KindFatal, Message: req.GetMessage(), Trace: req.GetTrace()})
+	return &pluginv1.RaiseErrorResponse{}, nil
+}
+
+func (w *sinkWorker) Assignment(context.Context, *pluginv1.AssignmentRequest) (*pluginv1.AssignmentResponse, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return &pluginv1.AssignmentResponse{Partitions: w.assignment}, nil
+}
+
+func (w *sinkWorker) Pause(_ context.Context, req *pluginv1.PartitionsRequest) (*pluginv1.PartitionsResponse, error) {
+	w.queue(sinkOp{kind: opPause, tps: protoTPs(req.GetPartitions())})
+	return &pluginv1.PartitionsResponse{}, nil
+}
+
+func (w *sinkWorker) Resume(_ context.Context, req *pluginv1.PartitionsRequest) (*pluginv1.PartitionsResponse, error) {
+	w.queue(sinkOp{kind: opResume, tps: protoTPs(req.GetPartitions())})
+	return &pluginv1.PartitionsResponse{}, nil
+}
+
+func (w *sinkWorker) Rewind(_ context.Context, req *pluginv1.RewindRequest) (*pluginv1.RewindResponse, error) {
+	op := sinkOp{kind: opRewind}
+	for _, po := range req.GetOffsets() {
+		op.tps = append(op.tps, topicPartition{po.GetTopic(), po.GetPartition()})
+		op.offsets = append(op.offsets, po.GetOffset())
+	}
+	w.queue(op)
+	return &pluginv1.RewindResponse{}, nil
+}
+
+func (w *sinkWorker) RequestCommit(context.Context, *pluginv1.RequestCommitRequest) (*pluginv1.RequestCommitResponse, error) {
+	w.mu.Lock()
+	w.commit = true
+	w.mu.Unlock()
+	w.t.poke()
+	return &pluginv1.RequestCommitResponse{}, nil
+}
+
+func (w *sinkWorker) SetRetryBackoff(_ context.Context, req *pluginv1.SetRetryBackoffRequest) (*pluginv1.SetRetryBackoffResponse, error) {
+	if req.GetBackoffMs() < 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "negative retry backoff %d ms", req.GetBackoffMs())
+	}
+	w.mu.Lock()
+	w.backoff, w.backoffSet = time.Duration(req.GetBackoffMs())*time.Millisecond, true
+	w.mu.Unlock()
+	return &pluginv1.SetRetryBackoffResponse{}, nil
+}
+
+// ReportErrantRecord hands the record to the error handler (the DLQ and
+// errors.tolerance machinery). Without one the task has no reporter, as
+// Kafka Connect's errantRecordReporter() is null without a DLQ or error
+// logging: UNIMPLEMENTED. When the handler refuses the record (tolerance
+// exceeded), the call fails and so does the task.
+func (w *sinkWorker) ReportErrantRecord(ctx context.Context, req *pluginv1.ReportErrantRecordRequest) (*pluginv1.ReportErrantRecordResponse, error) {
+	h := w.t.cfg.Errors
+	if h == nil {
+		return nil, status.Errorf(codes.Unimplemented, "task %s has no errant record reporter (no dead letter queue or error logging configured)", w.t.cfg.ID)
+	}
+	rec := &kgo.Record{Topic: req.GetTopic(), Partition: req.GetPartition(), Offset: req.GetOffset()}
+	w.mu.Lock()
+	for _, r := range w.batch {
+		if r.Topic == rec.Topic && r.Partition == rec.Partition && r.Offset == rec.Offset {
+			rec = r
+			break
+		}
+	}
+	w.mu.Unlock()
+	err := h.Handle(ctx, ErrantRecord{Stage: StagePut, Err: errors.New(req.GetError()), Consumed: rec, Trace: req.GetTrace()})
+	if err != nil {
+		w.t.fail(err)
+		return nil, status.Errorf(codes.FailedPrecondition, "errant record %s-%d@%d: %v", rec.Topic, rec.Partition, rec.Offset, err)
+	}
+	return &pluginv1.ReportErrantRecordResponse{}, nil
+}

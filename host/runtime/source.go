@@ -1,0 +1,544 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/host/storage"
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// pollRetryBackoff spaces Polls after one answered ABORTED (Kafka Connect
+// polls again at once; a short pause keeps a failing task from spinning).
+const pollRetryBackoff = 100 * time.Millisecond
+
+// sourceTask runs one source task. The fields after control belong to the
+// goroutine in Run, except the tracker (shared with the producer's
+// callbacks) and closing.
+type sourceTask struct {
+	*control
+	cfg     SourceConfig
+	log     hclog.Logger
+	tracker *ackTracker
+
+	plugin    SourcePlugin
+	client    *kgo.Client
+	nextFlush time.Time
+	// closing is set once the producer's outcome no longer matters (the
+	// client is being closed after a failure or a timed-out drain), so
+	// the errors of abandoned records do not count as failures.
+	closing atomic.Bool
+}
+
+// NewSourceTask validates cfg and returns the task; Run starts it.
+func NewSourceTask(cfg SourceConfig) (Task, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	return &sourceTask{
+		control: newControl(cfg.ID, cfg.Listener, cfg.ShutdownTimeout),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		tracker: newAckTracker(),
+	}, nil
+}
+
+func (t *sourceTask) ID() TaskID { return t.cfg.ID }
+
+// Run implements Task.
+func (t *sourceTask) Run(ctx context.Context) error {
+	work, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := t.begin(cancel); err != nil {
+		return err
+	}
+	defer t.finish()
+	err := t.run(work)
+	t.end(err)
+	return err
+}
+
+// producerDefaults come before the caller's options, which may override
+// them: Kafka Connect's acks=all, plus idempotence (kgo's default, which
+// keeps order with several requests in flight), a partitioner that honours a
+// record's own partition, and no record-count buffer limit, since the task
+// bounds bytes in flight itself.
+func producerDefaults() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(recordPartitioner()),
+		kgo.MaxBufferedRecords(1 << 30),
+	}
+}
+
+func (t *sourceTask) run(ctx context.Context) error {
+	if _, stopping, _ := t.snapshot(); stopping {
+		return nil
+	}
+	opts := append(producerDefaults(), t.cfg.ProducerOpts...)
+	client, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("source task %s: create producer: %w", t.cfg.ID, err)
+	}
+	t.client = client
+	defer func() {
+		t.closing.Store(true)
+		client.Close()
+	}()
+
+	p, err := t.cfg.Launch(ctx, &sourceWorker{t: t})
+	if err != nil {
+		return fmt.Errorf("source task %s: launch plugin: %w", t.cfg.ID, err)
+	}
+	t.plugin = p
+	quit := make(chan struct{})
+	var watcher sync.WaitGroup
+	watcher.Go(func() { t.watchProcess(p.Done(), crashError(p), quit) })
+	stopWatching := sync.OnceFunc(func() { close(quit); watcher.Wait() })
+	defer stopWatching()
+
+	reason := t.start(ctx)
+	if reason == nil {
+		reason = t.loop(ctx)
+	}
+	if reason == nil {
+		reason = t.drain(ctx, stopWatching)
+	}
+	if reason != nil {
+		t.failTeardown(reason, stopWatching)
+	}
+	return reason
+}
+
+func (t *sourceTask) start(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	defer cancel()
+	resp, err := t.plugin.Start(cctx, &pluginv1.SourceTaskStartRequest{
+		ConnectorClass: t.cfg.ConnectorClass,
+		ConnectorName:  t.cfg.ID.Connector,
+		TaskId:         int32(t.cfg.ID.Task),
+		Config:         t.cfg.TaskConfig,
+		WorkerTarget:   t.plugin.WorkerTarget(),
+	})
+	if err != nil {
+		if f := t.failed(); f != nil {
+			return f
+		}
+		if _, stopping, _ := t.snapshot(); stopping && ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("start: %w", err)
+	}
+	t.tracker.recordAcks = resp.GetRecordAcks()
+	t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
+	return nil
+}
+
+// loop polls and produces until Stop (nil) or a failure (the error).
+func (t *sourceTask) loop(ctx context.Context) error {
+	for {
+		paused, stopping, failure := t.snapshot()
+		switch {
+		case failure != nil:
+			return failure
+		case stopping || ctx.Err() != nil:
+			return nil
+		}
+		if !time.Now().Before(t.nextFlush) {
+			t.flush(ctx, true)
+			continue
+		}
+		if paused {
+			t.report(statePaused)
+			t.wait(ctx, time.Until(t.nextFlush), false)
+			continue
+		}
+		t.report(stateRunning)
+		if inflight, _ := t.tracker.inflight(); inflight >= t.cfg.MaxInFlightBytes {
+			// Backpressure: no Poll until acknowledgements make room.
+			t.wait(ctx, time.Until(t.nextFlush), true)
+			continue
+		}
+		if err := t.pollOnce(ctx); err != nil && !errors.Is(err, errStopped) {
+			t.fail(err)
+		}
+	}
+}
+
+// wait blocks until something changes: Pause/Resume/Stop/failure, an
+// acknowledgement (when acks), ctx, or d.
+func (t *sourceTask) wait(ctx context.Context, d time.Duration, acks bool) {
+	if d <= 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	var notify chan struct{}
+	if acks {
+		notify = t.tracker.notify
+	}
+	select {
+	case <-t.wake:
+	case <-notify:
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}
+
+// pollOnce asks the plugin for one batch and produces it.
+func (t *sourceTask) pollOnce(ctx context.Context) error {
+	inflight, _ := t.tracker.inflight()
+	maxBytes := min(int64(t.cfg.MaxPollBytes), t.cfg.MaxInFlightBytes-inflight)
+	req := &pluginv1.PollRequest{
+		MaxRecords: uint32(t.cfg.MaxPollRecords),
+		MaxBytes:   uint32(max(maxBytes, 1)),
+		TimeoutMs:  uint32(t.cfg.PollTimeout.Milliseconds()),
+		Acks:       t.tracker.take(),
+	}
+	// Only a failure interrupts a Poll: Stop lets it finish (within the
+	// drain deadline), so its records and the acknowledgements it carried
+	// are not lost between a cancelled call and a live plugin.
+	pctx, done := t.interruptible(ctx, false, 0)
+	cctx, cancel := context.WithTimeout(pctx, t.cfg.PollTimeout+t.cfg.CallTimeout)
+	resp, err := t.plugin.Poll(cctx, req)
+	cancel()
+	interrupted := pctx.Err() != nil
+	done()
+	if err != nil {
+		// Acknowledgements are not sent again: a plugin that answered has
+		// taken them (the SDK acknowledges before polling), and one that
+		// did not answer is gone.
+		if interrupted {
+			return errStopped
+		}
+		if wire.KindOf(err) == wire.KindRetriable {
+			t.log.Warn("poll failed; will retry", "error", err)
+			t.wait(ctx, pollRetryBackoff, false)
+			return nil
+		}
+		return fmt.Errorf("poll: %w", err)
+	}
+	if len(resp.GetRecords()) == 0 {
+		return nil
+	}
+	if resp.GetFirstSeq() == 0 {
+		return &wire.Error{Kind: wire.KindFatal, Message: "poll: a batch with records has first_seq 0 (sequence numbers start at 1)"}
+	}
+	recs, err := wire.DecodeSourceRecords(resp.GetSchemas(), resp.GetRecords())
+	if err != nil {
+		return &wire.Error{Kind: wire.KindInvalid, Message: fmt.Sprintf("poll: decode records: %v", err)}
+	}
+	for i, r := range recs {
+		p := resp.GetRecords()[i]
+		h, err := t.tracker.add(resp.GetFirstSeq()+uint64(i), p.GetSourcePartition(), p.GetSourceOffset())
+		if err != nil {
+			return &wire.Error{Kind: wire.KindFatal, Message: "poll: " + err.Error()}
+		}
+		if err := t.send(ctx, h, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send transforms, converts and produces one record. Records dropped by a
+// transform (or skipped by error tolerance) are acknowledged as not written.
+func (t *sourceTask) send(ctx context.Context, h uint64, r *data.SourceRecord) error {
+	rec := &r.Record
+	if t.cfg.Transforms != nil {
+		out, err := t.cfg.Transforms.Apply(rec)
+		if err != nil {
+			return t.skipOrFail(ctx, h, r, StageTransformation, err)
+		}
+		if out == nil {
+			t.tracker.ack(h, nil)
+			return nil
+		}
+		rec = out
+	}
+	kr, stage, err := t.toKafka(rec)
+	if err != nil {
+		return t.skipOrFail(ctx, h, r, stage, err)
+	}
+	size := int64(recordSize(kr))
+	if err := t.room(ctx, size); err != nil {
+		return err
+	}
+	t.tracker.produced(h, size)
+	t.client.Produce(ctx, kr, func(kr *kgo.Record, err error) {
+		if err != nil {
+			t.produceFailed(ctx, h, r, err)
+			return
+		}
+		t.tracker.ack(h, kr)
+	})
+	return nil
+}
+
+// room waits until a record of size bytes fits under MaxInFlightBytes (a
+// record larger than the bound goes alone).
+func (t *sourceTask) room(ctx context.Context, size int64) error {
+	for {
+		inflight, n := t.tracker.inflight()
+		if n == 0 || inflight+size <= t.cfg.MaxInFlightBytes {
+			return nil
+		}
+		if _, stopping, failure := t.snapshot(); stopping || failure != nil || ctx.Err() != nil {
+			return errStopped
+		}
+		t.wait(ctx, time.Hour, true)
+	}
+}
+
+// skipOrFail hands a record that failed at stage to the error handler:
+// tolerated, it is acknowledged as not written; otherwise the task fails.
+func (t *sourceTask) skipOrFail(ctx context.Context, h uint64, r *data.SourceRecord, stage Stage, err error) error {
+	err = fmt.Errorf("%s: %w", stage, err)
+	if t.cfg.Errors == nil {
+		return err
+	}
+	if herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: stage, Err: err, Source: r}); herr != nil {
+		return herr
+	}
+	t.tracker.ack(h, nil)
+	return nil
+}
+
+// produceFailed runs on a producer goroutine when Kafka refused a record
+// after the client's own retries.
+func (t *sourceTask) produceFailed(ctx context.Context, h uint64, r *data.SourceRecord, err error) {
+	if t.closing.Load() || ctx.Err() != nil {
+		// Abandoned: the run is over and the record was never acknowledged.
+		return
+	}
+	err = fmt.Errorf("%s: write to topic %s: %w", StageProduce, r.Topic, err)
+	if t.cfg.Errors != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.CallTimeout)
+		herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: StageProduce, Err: err, Source: r})
+		cancel()
+		if herr == nil {
+			t.tracker.ack(h, nil)
+			return
+		}
+		err = herr
+	}
+	t.fail(err)
+}
+
+// toKafka converts a record. Raw keys, values and header values bypass the
+// converters: they are bytes the connector already serialized.
+func (t *sourceTask) toKafka(r *data.Record) (*kgo.Record, Stage, error) {
+	if r.Topic == "" {
+		return nil, StageProduce, errors.New("record has no topic")
+	}
+	kr := &kgo.Record{Topic: r.Topic, Partition: -1, Timestamp: r.Timestamp}
+	if r.Partition != data.NoPartition {
+		if r.Partition < 0 {
+			return nil, StageProduce, fmt.Errorf("invalid partition %d", r.Partition)
+		}
+		kr.Partition = r.Partition
+	}
+	if len(r.Headers) > 0 {
+		kr.Headers = make([]kgo.RecordHeader, len(r.Headers))
+		for i, hd := range r.Headers {
+			kr.Headers[i].Key = hd.Key
+			if raw, ok := hd.Value.(data.Raw); ok {
+				kr.Headers[i].Value = raw
+				continue
+			}
+			b, err := t.cfg.HeaderConverter.FromConnectHeader(r.Topic, hd.Key, hd.Schema, hd.Value)
+			if err != nil {
+				return nil, StageHeaderConverter, fmt.Errorf("header %s: %w", hd.Key, err)
+			}
+			kr.Headers[i].Value = b
+		}
+	}
+	var err error
+	if raw, ok := r.Key.(data.Raw); ok {
+		kr.Key = raw
+	} else if kr.Key, err = t.cfg.KeyConverter.FromConnectData(r.Topic, r.Headers, r.KeySchema, r.Key); err != nil {
+		return nil, StageKeyConverter, err
+	}
+	if raw, ok := r.Value.(data.Raw); ok {
+		kr.Value = raw
+	} else if kr.Value, err = t.cfg.ValueConverter.FromConnectData(r.Topic, r.Headers, r.ValueSchema, r.Value); err != nil {
+		return nil, StageValueConverter, err
+	}
+	return kr, "", nil
+}
+
+// recordSize is what a record counts against MaxInFlightBytes.
+func recordSize(r *kgo.Record) int {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// flush delivers pending acknowledgements, stores the acknowledged prefix's
+// offsets and, when that worked and commit is set, calls the plugin's
+// Commit (SourceTask.commit follows every offset flush, even an empty one).
+func (t *sourceTask) flush(ctx context.Context, commit bool) {
+	t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
+	if ab := t.tracker.take(); ab != nil {
+		cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+		err := t.plugin.Ack(cctx, &pluginv1.AckRequest{Acks: ab})
+		cancel()
+		if err != nil {
+			t.callFailed("ack", err)
+			return
+		}
+	}
+	if !t.storeOffsets() || !commit {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	err := t.plugin.Commit(cctx)
+	cancel()
+	if err != nil {
+		t.callFailed("commit", err)
+	}
+}
+
+// callFailed handles the failure of a call whose failure Kafka Connect only
+// logs (commit, acknowledgements): a dead plugin fails the task, anything
+// else is logged.
+func (t *sourceTask) callFailed(what string, err error) {
+	if isDeadProcess(err) {
+		t.fail(fmt.Errorf("%s: %w", what, err))
+		return
+	}
+	t.log.Error("plugin call failed", "call", what, "error", err)
+}
+
+// storeOffsets writes the acknowledged prefix's offsets. It has its own
+// deadline, independent of the run's context, so the final flush of a
+// drain that ran out of time still happens. It reports success.
+func (t *sourceTask) storeOffsets() bool {
+	offs := t.tracker.takeOffsets()
+	if len(offs) == 0 {
+		return true
+	}
+	entries, err := canonicalOffsets(offs)
+	if err != nil {
+		t.log.Error("source offsets are not valid JSON; dropped", "error", err)
+	}
+	if len(entries) == 0 {
+		return err == nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.OffsetFlushTimeout)
+	defer cancel()
+	if err := t.cfg.Offsets.Set(ctx, t.cfg.ID.Connector, entries); err != nil {
+		t.tracker.restoreOffsets(offs)
+		t.log.Error("storing source offsets failed; will retry at the next flush", "error", err)
+		return false
+	}
+	return true
+}
+
+// canonicalOffsets turns the tracker's offsets into store entries with
+// canonical JSON. Two spellings of one partition keep the later offset.
+func canonicalOffsets(offs map[string]*pendingOffset) ([]storage.OffsetEntry, error) {
+	type entry struct {
+		seq    uint64
+		offset []byte
+	}
+	byPartition := make(map[string]entry, len(offs))
+	var errs []error
+	for raw, p := range offs {
+		cp, err := storage.CanonicalJSON([]byte(raw))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("source partition %s: %w", raw, err))
+			continue
+		}
+		var co []byte
+		if len(p.offset) > 0 {
+			if co, err = storage.CanonicalJSON(p.offset); err != nil {
+				errs = append(errs, fmt.Errorf("source offset %s: %w", p.offset, err))
+				continue
+			}
+		}
+		if cur, ok := byPartition[string(cp)]; !ok || cur.seq < p.seq {
+			byPartition[string(cp)] = entry{p.seq, co}
+		}
+	}
+	out := make([]storage.OffsetEntry, 0, len(byPartition))
+	for part, e := range byPartition {
+		out = append(out, storage.OffsetEntry{Partition: []byte(part), Offset: e.offset})
+	}
+	return out, errors.Join(errs...)
+}
+
+// drain is the stop handshake of plugin.proto: no more polling; wait,
+// bounded by the drain deadline (ctx), for what is in flight; send the last
+// acknowledgements; store offsets; Commit; Stop; kill. If the deadline
+// passes first, the offsets of what was acknowledged are still stored and
+// the process is killed. A failure during the drain (a record Kafka
+// refused, a crash) is returned for failTeardown.
+func (t *sourceTask) drain(ctx context.Context, stopWatching func()) error {
+	if err := t.client.Flush(ctx); err == nil {
+		for {
+			if _, n := t.tracker.inflight(); n == 0 || ctx.Err() != nil || t.failed() != nil {
+				break
+			}
+			t.wait(ctx, time.Hour, true)
+		}
+	}
+	if f := t.failed(); f != nil {
+		return f
+	}
+	if ctx.Err() != nil {
+		t.closing.Store(true)
+		t.storeOffsets()
+		t.log.Warn("drain did not finish in time; killing the plugin", "timeout", t.cfg.ShutdownTimeout)
+	} else {
+		t.flush(ctx, true)
+		if f := t.failed(); f != nil {
+			return f
+		}
+		// From here on the process is expected to go away.
+		stopWatching()
+		if err := t.plugin.Stop(ctx); err != nil {
+			t.log.Warn("plugin stop failed; killing it", "error", err)
+		}
+	}
+	stopWatching()
+	t.closing.Store(true)
+	if err := killPlugin(t.plugin.Kill, t.plugin.Done()); err != nil {
+		t.log.Error("kill plugin", "error", err)
+	}
+	return nil
+}
+
+// failTeardown ends a failed task: a live plugin gets Stop (bounded by the
+// shutdown timeout), offsets of the acknowledged prefix are stored (what
+// was acknowledged stays safe whatever failed after it), and the process
+// is killed.
+func (t *sourceTask) failTeardown(reason error, stopWatching func()) {
+	t.closing.Store(true)
+	stopWatching()
+	t.log.Error("task failed", "error", reason)
+	if t.plugin != nil && !isDeadProcess(reason) {
+		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.ShutdownTimeout)
+		if err := t.plugin.Stop(ctx); err != nil {
+			t.log.Warn("plugin stop failed", "error", err)
+		}
+		cancel()
+	}
+	t.storeOffsets()
+	if t.plugin != nil {
+		if err := killPlugin(t.plugin.Kill, t.plugin.Done()); err != nil {
+			t.log.Error("kill plugin", "error", err)
+		}
+	}
+}

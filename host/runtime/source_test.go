@@ -1,0 +1,808 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+func sourceConfig(c *kfake.Cluster, f *fakeSource, st *memOffsets, l Listener) SourceConfig {
+	return SourceConfig{
+		ID:             TaskID{"src", 0},
+		ConnectorClass: "FakeSource",
+		TaskConfig:     map[string]string{"task.class": "FakeSourceTask"},
+		Launch:         f.launch,
+		Pipeline:       testPipeline(),
+		ProducerOpts:   []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
+		Offsets:        st,
+		Timing:         Timing{OffsetFlushInterval: time.Hour, ShutdownTimeout: 5 * time.Second},
+		PollTimeout:    50 * time.Millisecond,
+		MaxPollRecords: 100,
+		Listener:       l,
+	}
+}
+
+func TestSourceValidation(t *testing.T) {
+	_, err := NewSourceTask(SourceConfig{ID: TaskID{"", -1}})
+	if err == nil {
+		t.Fatal("empty config accepted")
+	}
+	for _, want := range []string{"no connector name", "negative task number", "no launcher", "no offset store", "no key converter", "no value converter", "no header converter"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if got := (TaskID{"orders", 3}).String(); got != "orders-3" {
+		t.Errorf("TaskID.String = %q", got)
+	}
+}
+
+// Every polled record lands in Kafka exactly once, in its partition, with
+// its bytes; every record is acknowledged; the final offsets are stored.
+func TestSourceWritesEveryRecordOnce(t *testing.T) {
+	const n = 2000
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = n
+	st := newMemOffsets(ev)
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, st, l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	l.await(t, "running")
+	eventually(t, "all records acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == n })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := l.list(); !slices.Equal(got, []string{"running", "stopped"}) {
+		t.Errorf("states = %v", got)
+	}
+	if f.acked() != n {
+		t.Errorf("plugin was told acked_through=%d, want %d", f.acked(), n)
+	}
+	start := f.startReq
+	if start.ConnectorName != "src" || start.TaskId != 0 || start.ConnectorClass != "FakeSource" ||
+		start.WorkerTarget != "unix:///fake/worker.sock" || start.Config["task.class"] != "FakeSourceTask" {
+		t.Errorf("start request = %v", start)
+	}
+
+	recs := readAll(t, c, "t", n)
+	if len(recs) != n {
+		t.Fatalf("read %d records, want %d", len(recs), n)
+	}
+	seen := map[uint64]bool{}
+	for _, r := range recs {
+		seq, err := strconv.ParseUint(strings.TrimPrefix(string(r.Key), "k"), 10, 64)
+		if err != nil {
+			t.Fatalf("key %q", r.Key)
+		}
+		if seen[seq] {
+			t.Fatalf("record %d written twice", seq)
+		}
+		seen[seq] = true
+		want := defaultSourceRecord(seq)
+		if r.Partition != want.Partition {
+			t.Errorf("record %d in partition %d, want %d", seq, r.Partition, want.Partition)
+		}
+		if string(r.Value) != string(want.Value.(data.Raw)) {
+			t.Errorf("record %d value differs", seq)
+		}
+	}
+	// Source partition sp=0 holds the even records, sp=1 the odd ones.
+	if got := st.get(`{"sp":0}`); got != fmt.Sprintf(`{"o":%d}`, n) {
+		t.Errorf("offset of sp=0 = %s", got)
+	}
+	if got := st.get(`{"sp":1}`); got != fmt.Sprintf(`{"o":%d}`, n-1) {
+		t.Errorf("offset of sp=1 = %s", got)
+	}
+	// The drain: the last Set, then Commit, then Stop, then Kill.
+	set, commit, stop, kill := ev.lastIndex("set "), ev.lastIndex("commit"), ev.lastIndex("stop"), ev.lastIndex("kill")
+	if !(set >= 0 && set < commit && commit < stop && stop < kill) {
+		t.Errorf("drain order wrong: %v", ev.list())
+	}
+	if f.kills() != 1 {
+		t.Errorf("killed %d times", f.kills())
+	}
+}
+
+// The tracker alone: acknowledgements out of order, across source
+// partitions; only the contiguous prefix counts.
+func TestAckTrackerPrefix(t *testing.T) {
+	tr := newAckTracker()
+	tr.recordAcks = true
+	part := func(i int) []byte { return []byte(fmt.Sprintf(`{"p":%d}`, i)) }
+	off := func(i int) []byte { return []byte(fmt.Sprintf(`{"o":%d}`, i)) }
+	var hs []uint64
+	for seq := 1; seq <= 6; seq++ {
+		h, err := tr.add(uint64(seq), part(seq%2), off(seq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.produced(h, 10)
+		hs = append(hs, h)
+	}
+	if _, err := tr.add(3, nil, nil); err == nil {
+		t.Error("a repeated sequence number was accepted")
+	}
+	written := &kgo.Record{Topic: "t", Partition: 1, Offset: 7, Timestamp: time.UnixMilli(5)}
+	// 2, 3 and 5 first: nothing contiguous from 1 yet.
+	tr.ack(hs[1], written)
+	tr.ack(hs[2], written)
+	tr.ack(hs[4], nil)
+	if tr.acked() != 0 || tr.takeOffsets() != nil {
+		t.Fatalf("prefix moved without record 1: acked=%d", tr.acked())
+	}
+	if b, n := tr.inflight(); b != 30 || n != 3 {
+		t.Errorf("in flight = %d bytes, %d records; want 30, 3", b, n)
+	}
+	ab := tr.take()
+	if ab.AckedThrough != 0 || len(ab.Records) != 3 {
+		t.Fatalf("take = %v", ab)
+	}
+	if ab.Records[2].Seq != 5 || ab.Records[2].Written || !ab.Records[0].Written || ab.Records[0].Offset != 7 || ab.Records[0].TimestampMs != 5 {
+		t.Errorf("record acks = %v", ab.Records)
+	}
+	// 1 closes the gap: the prefix is 1..3; 4 is missing, 5 waits.
+	tr.ack(hs[0], written)
+	tr.ack(hs[0], written) // repeated: ignored
+	if tr.acked() != 3 {
+		t.Fatalf("acked through %d, want 3", tr.acked())
+	}
+	offs := tr.takeOffsets()
+	if len(offs) != 2 || string(offs[`{"p":1}`].offset) != `{"o":3}` || string(offs[`{"p":0}`].offset) != `{"o":2}` {
+		t.Fatalf("offsets = %v", offs)
+	}
+	// A failed store puts them back, below newer ones.
+	tr.ack(hs[3], written) // 4: prefix through 5 now
+	tr.restoreOffsets(offs)
+	offs = tr.takeOffsets()
+	if string(offs[`{"p":1}`].offset) != `{"o":5}` || string(offs[`{"p":0}`].offset) != `{"o":4}` {
+		t.Fatalf("restored offsets overwrote newer ones: p1=%s p0=%s", offs[`{"p":1}`].offset, offs[`{"p":0}`].offset)
+	}
+	ab = tr.take()
+	if ab.AckedThrough != 5 || len(ab.Records) != 2 {
+		t.Fatalf("take = %v", ab)
+	}
+	if tr.take() != nil {
+		t.Error("take with nothing new returned a batch")
+	}
+	if tr.unsettled() != 1 {
+		t.Errorf("unsettled = %d, want 1", tr.unsettled())
+	}
+	tr.ack(hs[5], written)
+	if tr.acked() != 6 || tr.unsettled() != 0 {
+		t.Errorf("acked=%d unsettled=%d", tr.acked(), tr.unsettled())
+	}
+	if b, n := tr.inflight(); b != 0 || n != 0 {
+		t.Errorf("in flight after all acks = %d, %d", b, n)
+	}
+}
+
+// Compaction keeps handles valid across many records.
+func TestAckTrackerCompaction(t *testing.T) {
+	tr := newAckTracker()
+	const n = 10 * compactMin
+	hs := make([]uint64, 0, n)
+	for seq := uint64(1); seq <= n; seq++ {
+		h, _ := tr.add(seq, []byte(`{"p":0}`), []byte(fmt.Sprintf(`{"o":%d}`, seq)))
+		tr.produced(h, 1)
+		hs = append(hs, h)
+	}
+	// Acknowledge all but the first, in reverse, then the first.
+	for i := len(hs) - 1; i >= 1; i-- {
+		tr.ack(hs[i], &kgo.Record{})
+	}
+	if tr.acked() != 0 {
+		t.Fatal("prefix moved past the first record")
+	}
+	tr.ack(hs[0], &kgo.Record{})
+	if tr.acked() != n {
+		t.Fatalf("acked %d", tr.acked())
+	}
+	// Interleave: ack the first half in order, add more, then the rest.
+	hs = hs[:0]
+	for seq := uint64(n + 1); seq <= 3*n; seq++ {
+		h, _ := tr.add(seq, []byte(`{"p":0}`), nil)
+		hs = append(hs, h)
+		if len(hs) > compactMin {
+			tr.ack(hs[len(hs)-compactMin-1], nil)
+		}
+	}
+	for _, h := range hs {
+		tr.ack(h, nil)
+	}
+	if tr.acked() != 3*n || tr.unsettled() != 0 {
+		t.Fatalf("acked %d unsettled %d", tr.acked(), tr.unsettled())
+	}
+	offs := tr.takeOffsets()
+	if p := offs[`{"p":0}`]; p == nil || p.seq != 3*n || p.offset != nil {
+		t.Errorf("offset after tombstone records = %+v", p)
+	}
+}
+
+// holdPartition makes the broker that leads topic-partition hold its
+// produce requests until release is closed; the other broker answers.
+func holdPartition(t *testing.T, c *kfake.Cluster, topic string, partition int32, release <-chan struct{}) {
+	t.Helper()
+	leader := c.LeaderFor(topic, partition)
+	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if c.CurrentNode() != leader {
+			return nil, nil, false
+		}
+		select {
+		case <-release:
+		default:
+			c.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+}
+
+// Acknowledgements arrive out of order across Kafka partitions: the stored
+// offsets and acked_through stay at the contiguous prefix until the gap
+// closes, while per-record acks report what was written.
+func TestSourceStoresOnlyTheAcknowledgedPrefix(t *testing.T) {
+	c := newCluster(t, 2, map[string]int32{"t": 2})
+	// Put the partitions on different brokers so one can be held.
+	if c.LeaderFor("t", 0) == c.LeaderFor("t", 1) {
+		other := int32(0)
+		if c.LeaderFor("t", 0) == 0 {
+			other = 1
+		}
+		if err := c.MoveTopicPartition("t", 1, other); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := make(chan struct{})
+	holdPartition(t, c, "t", 0, release)
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+
+	const n = 40
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = n
+	f.recordAcks = true
+	// Odd records go to partition 1 (answered), even ones to partition 0
+	// (held); all share one source partition.
+	f.gen = func(seq uint64) *data.SourceRecord {
+		r := defaultSourceRecord(seq)
+		r.Partition = int32(seq % 2)
+		r.SourcePartition = map[string]any{"file": "f"}
+		return r
+	}
+	st := newMemOffsets(ev)
+	cfg := sourceConfig(c, f, st, nil)
+	cfg.OffsetFlushInterval = 20 * time.Millisecond
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "odd records written", func() bool {
+		written := 0
+		for _, ra := range f.recordAckList() {
+			if ra.Written {
+				written++
+			}
+		}
+		return written == n/2
+	})
+	time.Sleep(100 * time.Millisecond) // several flush intervals
+	for _, ra := range f.recordAckList() {
+		if ra.Seq%2 != 1 || ra.Partition != 1 || ra.Topic != "t" {
+			t.Errorf("record ack for a held record or wrong coordinates: %v", ra)
+		}
+	}
+	// Record 1 is written, record 2 is not: the prefix is record 1.
+	if got := st.get(`{"file":"f"}`); got != `{"o":1}` {
+		t.Errorf("stored offset while record 2 is held = %q, want {\"o\":1}", got)
+	}
+	if f.acked() != 1 {
+		t.Errorf("acked_through while record 2 is held = %d, want 1", f.acked())
+	}
+	close(release)
+	eventually(t, "all acknowledged", func() bool { return len(f.recordAckList()) == n })
+	eventually(t, "final offset stored", func() bool { return st.get(`{"file":"f"}`) == fmt.Sprintf(`{"o":%d}`, n) })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if f.acked() != n {
+		t.Errorf("acked_through = %d", f.acked())
+	}
+	// Each record acknowledged exactly once.
+	seen := map[uint64]int{}
+	for _, ra := range f.recordAckList() {
+		seen[ra.Seq]++
+	}
+	for seq := uint64(1); seq <= n; seq++ {
+		if seen[seq] != 1 {
+			t.Errorf("record %d acknowledged %d times", seq, seen[seq])
+		}
+	}
+}
+
+// Each flush stores offsets, then calls Commit; a store failure skips the
+// Commit and keeps the offsets for the next flush.
+func TestSourceFlushCommitsAfterStoring(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 10
+	st := newMemOffsets(ev)
+	st.fail = fmt.Errorf("disk full")
+	cfg := sourceConfig(c, f, st, nil)
+	cfg.OffsetFlushInterval = 30 * time.Millisecond
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "records acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == 10 })
+	time.Sleep(100 * time.Millisecond)
+	if ev.lastIndex("commit") >= 0 {
+		t.Fatalf("Commit called although storing failed: %v", ev.list())
+	}
+	st.mu.Lock()
+	st.fail = nil
+	st.mu.Unlock()
+	eventually(t, "a commit", func() bool { return ev.lastIndex("commit") >= 0 })
+	l := ev.list()
+	first := slices.IndexFunc(l, func(s string) bool { return s == "commit" })
+	if first < 1 || l[first-1] != `set {"sp":0}={"o":10} {"sp":1}={"o":9}` {
+		t.Errorf("first commit not right after storing the kept offsets: %v", l)
+	}
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Records a transform drops are acknowledged as not written, and their
+// offsets are stored like any other.
+func TestSourceDroppedRecordsAreAcknowledged(t *testing.T) {
+	const n = 20
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = n
+	f.recordAcks = true
+	f.gen = func(seq uint64) *data.SourceRecord {
+		r := defaultSourceRecord(seq)
+		r.SourcePartition = map[string]any{"sp": 0}
+		return r
+	}
+	st := newMemOffsets(ev)
+	cfg := sourceConfig(c, f, st, nil)
+	cfg.Transforms = transformFunc(func(r *data.Record) (*data.Record, error) {
+		seq, _ := strconv.Atoi(strings.TrimPrefix(string(r.Key.(data.Raw)), "k"))
+		if seq%2 == 0 {
+			return nil, nil
+		}
+		out := *r
+		out.Topic = "t"
+		return &out, nil
+	})
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "all acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == n })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	acks := f.recordAckList()
+	if len(acks) != n {
+		t.Fatalf("%d record acks, want %d", len(acks), n)
+	}
+	for _, ra := range acks {
+		if ra.Written != (ra.Seq%2 == 1) {
+			t.Errorf("record %d: written=%v", ra.Seq, ra.Written)
+		}
+		if !ra.Written && (ra.Topic != "" || ra.Offset != 0) {
+			t.Errorf("dropped record %d has coordinates %v", ra.Seq, ra)
+		}
+	}
+	// The last record (20) was dropped; its offset is stored all the same.
+	if got := st.get(`{"sp":0}`); got != fmt.Sprintf(`{"o":%d}`, n) {
+		t.Errorf("stored offset = %s", got)
+	}
+	recs := readAll(t, c, "t", n/2)
+	if len(recs) != n/2 {
+		t.Errorf("%d records written, want %d", len(recs), n/2)
+	}
+}
+
+// data.Raw keys, values and header values skip the converters; the rest go
+// through them.
+func TestSourceRawBypassesConverters(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 1})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 2
+	f.gen = func(seq uint64) *data.SourceRecord {
+		r := &data.SourceRecord{Record: data.Record{Topic: "t", Partition: data.NoPartition,
+			Timestamp: time.UnixMilli(1700000000000 + int64(seq))}}
+		if seq == 1 {
+			r.Key, r.KeySchema = "key", data.StringSchema
+			r.Value = data.Raw("\x00raw")
+			r.Headers = data.Headers{{Key: "h1", Value: data.Raw("rawh")}, {Key: "h2", Schema: data.StringSchema, Value: "conv"}}
+		} else {
+			r.Key = data.Raw("rawkey")
+			r.Value, r.ValueSchema = "value", data.StringSchema
+		}
+		return r
+	}
+	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	recs := readAll(t, c, "t", 2)
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records", len(recs))
+	}
+	r1, r2 := recs[0], recs[1]
+	if string(r1.Key) != "C:key" || string(r1.Value) != "\x00raw" {
+		t.Errorf("record 1 key/value = %q/%q", r1.Key, r1.Value)
+	}
+	if len(r1.Headers) != 2 || string(r1.Headers[0].Value) != "rawh" || string(r1.Headers[1].Value) != "H:conv" || r1.Headers[1].Key != "h2" {
+		t.Errorf("record 1 headers = %v", r1.Headers)
+	}
+	if string(r2.Key) != "rawkey" || string(r2.Value) != "C:value" {
+		t.Errorf("record 2 key/value = %q/%q", r2.Key, r2.Value)
+	}
+	if r1.Timestamp.UnixMilli() != 1700000000001 {
+		t.Errorf("timestamp = %v", r1.Timestamp)
+	}
+}
+
+// With a broker that does not answer, polling stops once the in-flight
+// bound is reached, and resumes when the broker answers.
+func TestSourceBackpressure(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	release := make(chan struct{})
+	holdPartition(t, c, "t", 0, release) // one broker: holds everything
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	const limit = 64 << 10
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 1000
+	st := newMemOffsets(ev)
+	cfg := sourceConfig(c, f, st, nil)
+	cfg.MaxInFlightBytes = limit
+	var maxInflight atomic.Int64
+	var task Task
+	var ready sync.WaitGroup
+	ready.Add(1)
+	f.pollHook = func(req *pluginv1.PollRequest) {
+		ready.Wait()
+		b, _ := task.(*sourceTask).tracker.inflight()
+		if b > maxInflight.Load() {
+			maxInflight.Store(b)
+		}
+		if int64(req.MaxBytes)+b > limit {
+			t.Errorf("poll asked for %d bytes with %d in flight (limit %d)", req.MaxBytes, b, limit)
+		}
+	}
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready.Done()
+	wait := runTask(t, task)
+	eventually(t, "the in-flight bound", func() bool {
+		b, _ := task.(*sourceTask).tracker.inflight()
+		return b > limit-2048
+	})
+	polls, handed := f.pollCount(), f.handedOut()
+	time.Sleep(300 * time.Millisecond)
+	// Nothing completes while the broker stalls: the producer's buffer is
+	// exactly what is in flight, and stays under the bound.
+	if buffered := task.(*sourceTask).client.BufferedProduceBytes(); buffered > limit {
+		t.Errorf("producer buffers %d bytes, bound %d", buffered, limit)
+	}
+	if f.pollCount() != polls || f.handedOut() != handed {
+		t.Errorf("polling went on under backpressure: polls %d→%d, records %d→%d", polls, f.pollCount(), handed, f.handedOut())
+	}
+	if handed*1024 > limit {
+		t.Errorf("%d records (%d bytes) taken from the plugin with a %d-byte bound", handed, handed*1024, limit)
+	}
+	close(release)
+	eventually(t, "all records acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == 1000 })
+	if m := maxInflight.Load(); m > limit {
+		t.Errorf("in flight reached %d bytes, bound %d", m, limit)
+	}
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Paused: no Poll. Resumed: records move again.
+func TestSourcePauseResume(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	l.await(t, "running")
+	eventually(t, "records moving", func() bool { return f.handedOut() > 100 })
+	task.Pause()
+	l.await(t, "paused")
+	polls := f.pollCount()
+	time.Sleep(200 * time.Millisecond)
+	if got := f.pollCount(); got != polls {
+		t.Errorf("%d polls while paused", got-polls)
+	}
+	handed := f.handedOut()
+	task.Resume()
+	l.await(t, "running")
+	eventually(t, "records moving again", func() bool { return f.handedOut() > handed+100 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.list(); !slices.Equal(got, []string{"running", "paused", "running", "stopped"}) {
+		t.Errorf("states = %v", got)
+	}
+}
+
+// A task paused before it runs never polls and reports PAUSED first.
+func TestSourceStartsPaused(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Pause()
+	wait := runTask(t, task)
+	l.await(t, "paused")
+	time.Sleep(100 * time.Millisecond)
+	if f.pollCount() != 0 {
+		t.Errorf("%d polls while paused", f.pollCount())
+	}
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.list(); !slices.Equal(got, []string{"paused", "stopped"}) {
+		t.Errorf("states = %v", got)
+	}
+}
+
+// delayProduce makes every produce request wait d before being answered.
+func delayProduce(c *kfake.Cluster, d time.Duration) {
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		c.SleepControl(func() { time.Sleep(d) })
+		return nil, nil, false
+	})
+}
+
+// Stop drains: everything in flight is written and acknowledged before the
+// plugin's Stop, and the final offsets are stored.
+func TestSourceStopDrains(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	delayProduce(c, 200*time.Millisecond)
+	ev := &events{}
+	f := newFakeSource(ev)
+	st := newMemOffsets(ev)
+	task, err := NewSourceTask(sourceConfig(c, f, st, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "records in flight", func() bool {
+		_, n := task.(*sourceTask).tracker.inflight()
+		return n > 50
+	})
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	handed := f.handedOut()
+	if _, n := task.(*sourceTask).tracker.inflight(); n != 0 {
+		t.Errorf("%d records still in flight after the drain", n)
+	}
+	stop := ev.lastIndex("stop")
+	if stop < 0 || ev.list()[stop] != fmt.Sprintf("stop acked=%d", handed) {
+		t.Errorf("plugin stopped before all %d records were acknowledged: %v", handed, ev.list())
+	}
+	if got := st.get(fmt.Sprintf(`{"sp":%d}`, handed%2)); got != fmt.Sprintf(`{"o":%d}`, handed) {
+		t.Errorf("final offset = %s, want o=%d", got, handed)
+	}
+	if n := len(readAll(t, c, "t", int(handed))); n != int(handed) {
+		t.Errorf("%d records in Kafka, want %d", n, handed)
+	}
+}
+
+// A plugin whose Stop hangs is killed at the drain deadline; the task still
+// ends STOPPED.
+func TestSourceHungStopIsKilled(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.stopHang = true
+	l := newRecListener()
+	cfg := sourceConfig(c, f, newMemOffsets(ev), l)
+	cfg.ShutdownTimeout = 300 * time.Millisecond
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	l.await(t, "running")
+	start := time.Now()
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("stop took %s with a 300ms drain bound", took)
+	}
+	if f.kills() != 1 || ev.lastIndex("kill") < ev.lastIndex("stop") {
+		t.Errorf("hung plugin not killed after Stop: %v", ev.list())
+	}
+	if got := l.list(); got[len(got)-1] != "stopped" {
+		t.Errorf("states = %v", got)
+	}
+}
+
+// A crash fails the task with the plugin's trace, whether the task is in a
+// call or idle.
+func TestSourceCrashFails(t *testing.T) {
+	for _, idle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idle=%v", idle), func(t *testing.T) {
+			c := newCluster(t, 1, map[string]int32{"t": 3})
+			ev := &events{}
+			f := newFakeSource(ev)
+			l := newRecListener()
+			task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if idle {
+				task.Pause()
+			}
+			wait := runTask(t, task)
+			if idle {
+				l.await(t, "paused")
+			} else {
+				eventually(t, "records moving", func() bool { return f.handedOut() > 10 })
+			}
+			f.crash()
+			err = wait()
+			if wire.KindOf(err) != wire.KindCrashed {
+				t.Fatalf("Run returned %v (kind %v), want a crash", err, wire.KindOf(err))
+			}
+			l.await(t, "failed")
+			if l.trace != crashTrace {
+				t.Errorf("trace = %q", l.trace)
+			}
+			if f.kills() != 1 {
+				t.Errorf("killed %d times", f.kills())
+			}
+			if ev.lastIndex("stop") >= 0 {
+				t.Errorf("Stop called on a dead plugin")
+			}
+		})
+	}
+}
+
+// The Worker service: SourceOffsets answers from the store; RaiseError
+// fails the task; sink calls are refused.
+func TestSourceWorkerService(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	st := newMemOffsets(ev)
+	st.data[`{"a":1,"b":2}`] = []byte(`{"pos":7}`)
+	l := newRecListener()
+	cfg := sourceConfig(c, f, st, l)
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Pause()
+	wait := runTask(t, task)
+	l.await(t, "paused")
+	w := f.workerServer()
+	ctx := context.Background()
+	resp, err := w.SourceOffsets(ctx, &pluginv1.SourceOffsetsRequest{Partitions: [][]byte{[]byte(`{"b":2, "a":1}`), []byte(`{"x":0}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Offsets) != 2 || string(resp.Offsets[0].Partition) != `{"b":2, "a":1}` || string(resp.Offsets[0].Offset) != `{"pos":7}` || len(resp.Offsets[1].Offset) != 0 {
+		t.Errorf("offsets = %v", resp.Offsets)
+	}
+	if _, err := w.SourceOffsets(ctx, &pluginv1.SourceOffsetsRequest{Partitions: [][]byte{[]byte(`{`)}}); err == nil {
+		t.Error("invalid partition JSON accepted")
+	}
+	if _, err := w.Pause(ctx, &pluginv1.PartitionsRequest{}); err == nil {
+		t.Error("sink call accepted by a source task")
+	}
+	if _, err := w.RequestTaskReconfiguration(ctx, &pluginv1.RequestTaskReconfigurationRequest{}); err == nil {
+		t.Error("task reconfiguration accepted from a task")
+	}
+	if _, err := w.RaiseError(ctx, &pluginv1.RaiseErrorRequest{Message: "lost the file", Trace: "at Reader.read"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(); err == nil || err.Error() != "lost the file" {
+		t.Fatalf("Run = %v", err)
+	}
+	if l.trace != "at Reader.read" {
+		t.Errorf("trace = %q", l.trace)
+	}
+	// A live plugin that failed is stopped, then killed.
+	if ev.lastIndex("stop") < 0 || ev.lastIndex("kill") < ev.lastIndex("stop") {
+		t.Errorf("events = %v", ev.list())
+	}
+}
+
+// A record Kafka refuses fails the task (no error tolerance yet).
+func TestSourceProduceErrorFails(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.gen = func(seq uint64) *data.SourceRecord {
+		r := defaultSourceRecord(seq)
+		r.Partition = 7 // the topic has 3
+		return r
+	}
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	err = wait()
+	if err == nil || !strings.Contains(err.Error(), string(StageProduce)) {
+		t.Fatalf("Run = %v", err)
+	}
+	l.await(t, "failed")
+}
