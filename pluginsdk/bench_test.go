@@ -17,7 +17,7 @@ func BenchmarkPollOneRecordPerTaskPoll(b *testing.B) {
 		{Name: "seq", Index: 1, Schema: data.Int64Schema},
 	}}
 	part := map[string]any{"task": int64(0)}
-	c := serve(&testing.T{}, sourceClass(func() SourceTask {
+	c := serve(b, sourceClass(func() SourceTask {
 		seq := int64(0)
 		return &funcSource{poll: func(context.Context) ([]*data.SourceRecord, error) {
 			seq++

@@ -19,7 +19,7 @@ import (
 
 // serve runs the SDK's services for classes on an in-memory gRPC connection
 // and returns clients, as the worker would see them.
-func serve(t *testing.T, classes ...Class) *wire.Clients {
+func serve(t testing.TB, classes ...Class) *wire.Clients {
 	t.Helper()
 	srv, err := newServer(classes, hclog.NewNullLogger())
 	if err != nil {
