@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
 
@@ -44,14 +45,15 @@ type Class struct {
 	// Aliases are the other names New and NewHeader accept: the simple
 	// class name and the simple name without its type suffix.
 	Aliases []string
-	// Configs is the class's ConfigDef, in Kafka's declaration order.
-	Configs []ConfigKey
+	// Config is the class's ConfigDef, keys in Kafka's declaration order.
+	// It is shared: read it, do not define more keys in it.
+	Config *config.Def
 }
 
 // class is a registry entry.
 type class struct {
 	name       string
-	configs    []ConfigKey
+	def        *config.Def
 	newConv    func(usage string, props map[string]string) (Converter, error)
 	newHeader  func(props map[string]string) (HeaderConverter, error)
 	simpleName string
@@ -88,30 +90,30 @@ func stateless[T interface {
 
 var registry = func() []class {
 	var cs []class
-	add := func(pkg, simple string, configs []ConfigKey,
+	add := func(pkg, simple string, def *config.Def,
 		nc func(string, map[string]string) (Converter, error),
 		nh func(map[string]string) (HeaderConverter, error)) {
-		cs = append(cs, class{name: pkg + simple, simpleName: simple, configs: configs, newConv: nc, newHeader: nh})
+		cs = append(cs, class{name: pkg + simple, simpleName: simple, def: def, newConv: nc, newHeader: nh})
 	}
-	nc, nh := both(func(_ string, p map[string]string) (*JSONConverter, error) { return newJSONFromProps(p) })
-	add(pkgJSON, "JsonConverter", jsonConfigs, nc, nh)
-	nc, nh = both(func(_ string, p map[string]string) (*StringConverter, error) { return newStringFromProps(p) })
-	add(pkgStorage, "StringConverter", stringConfigs, nc, nh)
+	nc, nh := both(newJSONFromProps)
+	add(pkgJSON, "JsonConverter", jsonConfigDef, nc, nh)
+	nc, nh = both(newStringFromProps)
+	add(pkgStorage, "StringConverter", stringConfigDef, nc, nh)
 	nc, nh = both(stateless(ByteArrayConverter{}))
-	add(pkgConverters, "ByteArrayConverter", baseConfigs, nc, nh)
+	add(pkgConverters, "ByteArrayConverter", baseConfigDef, nc, nh)
 	nc, nh = both(stateless(ShortConverter{}))
-	add(pkgConverters, "ShortConverter", baseConfigs, nc, nh)
+	add(pkgConverters, "ShortConverter", baseConfigDef, nc, nh)
 	nc, nh = both(stateless(IntegerConverter{}))
-	add(pkgConverters, "IntegerConverter", baseConfigs, nc, nh)
+	add(pkgConverters, "IntegerConverter", baseConfigDef, nc, nh)
 	nc, nh = both(stateless(LongConverter{}))
-	add(pkgConverters, "LongConverter", baseConfigs, nc, nh)
+	add(pkgConverters, "LongConverter", baseConfigDef, nc, nh)
 	nc, nh = both(stateless(FloatConverter{}))
-	add(pkgConverters, "FloatConverter", baseConfigs, nc, nh)
+	add(pkgConverters, "FloatConverter", baseConfigDef, nc, nh)
 	nc, nh = both(stateless(DoubleConverter{}))
-	add(pkgConverters, "DoubleConverter", baseConfigs, nc, nh)
+	add(pkgConverters, "DoubleConverter", baseConfigDef, nc, nh)
 	nc, nh = both(stateless(BooleanConverter{}))
-	add(pkgConverters, "BooleanConverter", baseConfigs, nc, nh)
-	add(pkgStorage, "SimpleHeaderConverter", nil, nil,
+	add(pkgConverters, "BooleanConverter", baseConfigDef, nc, nh)
+	add(pkgStorage, "SimpleHeaderConverter", simpleHeaderConfigDef, nil,
 		func(map[string]string) (HeaderConverter, error) { return SimpleHeaderConverter{}, nil })
 	return cs
 }()
@@ -191,10 +193,10 @@ func Classes() []Class {
 	for i := range registry {
 		c := &registry[i]
 		if c.newConv != nil {
-			out = append(out, Class{Name: c.name, Type: TypeConverter, Aliases: c.aliases(TypeConverter), Configs: slices.Clone(c.configs)})
+			out = append(out, Class{Name: c.name, Type: TypeConverter, Aliases: c.aliases(TypeConverter), Config: c.def})
 		}
 		if c.newHeader != nil {
-			out = append(out, Class{Name: c.name, Type: TypeHeaderConverter, Aliases: c.aliases(TypeHeaderConverter), Configs: slices.Clone(c.configs)})
+			out = append(out, Class{Name: c.name, Type: TypeHeaderConverter, Aliases: c.aliases(TypeHeaderConverter), Config: c.def})
 		}
 	}
 	slices.SortFunc(out, func(a, b Class) int {

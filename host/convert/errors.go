@@ -73,14 +73,3 @@ func atIndex(err error, i int) error {
 	}
 	return err
 }
-
-// ConfigError is Kafka's ConfigException for one converter setting.
-type ConfigError struct {
-	Name  string
-	Value string
-	Msg   string
-}
-
-func (e *ConfigError) Error() string {
-	return "Invalid value " + e.Value + " for configuration " + e.Name + ": " + e.Msg
-}

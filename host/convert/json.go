@@ -1,10 +1,10 @@
 package convert
 
 import (
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
@@ -50,6 +50,9 @@ type JSONConverter struct {
 	toJSON *lru[*data.Schema, []byte]
 	// toConnect caches parsed schemas by the text of their JSON.
 	toConnect *lru[string, *data.Schema]
+	// sizeHint is the length of the last output, to size the next buffer
+	// in one allocation (records of a topic tend to be alike).
+	sizeHint atomic.Int64
 }
 
 // NewJSONConverter returns a JsonConverter with the given settings.
@@ -61,28 +64,19 @@ func NewJSONConverter(cfg JSONConfig) *JSONConverter {
 	}
 }
 
-func newJSONFromProps(props map[string]string) (*JSONConverter, error) {
-	cfg := DefaultJSONConfig()
-	var err error
-	var errs []error
-	if cfg.SchemasEnable, err = parseBool(props, SchemasEnableConfig, true); err != nil {
-		errs = append(errs, err)
-	}
-	if cfg.SchemasCacheSize, err = parseInt(props, SchemasCacheSizeConfig, 1000); err != nil {
-		errs = append(errs, err)
-	}
-	format, err := parseChoice(props, DecimalFormatConfig, "BASE64", []string{"BASE64", "NUMERIC"})
+func newJSONFromProps(usage string, props map[string]string) (*JSONConverter, error) {
+	vals, err := parseConfig(jsonConfigDef, usage, props)
 	if err != nil {
-		errs = append(errs, err)
+		return nil, err
 	}
-	if format == "NUMERIC" {
+	cfg := JSONConfig{
+		SchemasEnable:          vals.Bool(SchemasEnableConfig),
+		SchemasCacheSize:       vals.Int(SchemasCacheSizeConfig),
+		DecimalFormat:          DecimalBase64,
+		ReplaceNullWithDefault: vals.Bool(ReplaceNullWithDefaultConfig),
+	}
+	if strings.EqualFold(vals.String(DecimalFormatConfig), "NUMERIC") {
 		cfg.DecimalFormat = DecimalNumeric
-	}
-	if cfg.ReplaceNullWithDefault, err = parseBool(props, ReplaceNullWithDefaultConfig, true); err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
 	}
 	return NewJSONConverter(cfg), nil
 }
@@ -107,14 +101,18 @@ func (c *JSONConverter) FromConnectData(_ string, _ data.Headers, s *data.Schema
 	if r, ok := v.(data.Raw); ok {
 		return r, nil
 	}
+	hint := int(c.sizeHint.Load())
+	hint += hint / 8
 	if !c.cfg.SchemasEnable {
-		return c.appendValue(make([]byte, 0, 64), s, v, 0)
+		b, err := c.appendValue(make([]byte, 0, max(hint, 64)), s, v, 0)
+		c.sizeHint.Store(int64(len(b)))
+		return b, err
 	}
 	sj, err := c.schemaJSON(s)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(sj)+96)
+	b := make([]byte, 0, max(hint, len(sj)+96))
 	b = append(b, `{"schema":`...)
 	if sj == nil {
 		b = append(b, "null"...)
@@ -125,7 +123,9 @@ func (c *JSONConverter) FromConnectData(_ string, _ data.Headers, s *data.Schema
 	if b, err = c.appendValue(b, s, v, 0); err != nil {
 		return nil, err
 	}
-	return append(b, '}'), nil
+	b = append(b, '}')
+	c.sizeHint.Store(int64(len(b)))
+	return b, nil
 }
 
 // ToConnectData implements Converter.
@@ -133,7 +133,7 @@ func (c *JSONConverter) ToConnectData(_ string, _ data.Headers, b []byte) (*data
 	if b == nil {
 		return nil, nil, nil // tombstone
 	}
-	root, err := parseJSON(b)
+	root, err := parseDoc(b, c.cfg.SchemasEnable)
 	if err != nil {
 		return nil, nil, &DataError{Msg: deserializeMsg, Err: err}
 	}

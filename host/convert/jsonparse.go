@@ -19,6 +19,7 @@ const (
 	jString
 	jArray
 	jObject
+	jRaw // validated but not built: only start and end are set
 )
 
 func (k jkind) String() string {
@@ -35,6 +36,8 @@ func (k jkind) String() string {
 		return "STRING"
 	case jArray:
 		return "ARRAY"
+	case jRaw:
+		return "RAW"
 	}
 	return "OBJECT"
 }
@@ -82,6 +85,11 @@ type jsonParser struct {
 	buf   []byte
 	pos   int
 	depth int
+	// discard validates without building nodes: the envelope's schema is
+	// only checked for syntax until the schema cache misses.
+	discard int
+	// lazySchema makes the root object's "schema" member a jRaw node.
+	lazySchema bool
 }
 
 type syntaxError struct {
@@ -98,7 +106,13 @@ func (p *jsonParser) fail(format string, args ...any) error {
 // parseJSON parses a document. An empty (or all-whitespace) document gives
 // a node of kind jMissing, as Jackson's readTree does.
 func parseJSON(b []byte) (jnode, error) {
-	p := jsonParser{buf: b}
+	return parseDoc(b, false)
+}
+
+// parseDoc is parseJSON; with lazySchema the root object's "schema" member
+// is validated but returned as a jRaw node, for parseJSON on its text later.
+func parseDoc(b []byte, lazySchema bool) (jnode, error) {
+	p := jsonParser{buf: b, lazySchema: lazySchema}
 	if len(b) >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf {
 		p.pos = 3 // a UTF-8 byte order mark is skipped
 	}
@@ -212,7 +226,10 @@ func (p *jsonParser) number(n *jnode) error {
 	if p.pos-start > maxNumberLen {
 		return p.fail("number longer than %d characters", maxNumberLen)
 	}
-	n.kind, n.s = kind, string(p.buf[start:p.pos])
+	n.kind = kind
+	if p.discard == 0 {
+		n.s = string(p.buf[start:p.pos])
+	}
 	return nil
 }
 
@@ -229,6 +246,9 @@ func (p *jsonParser) str() (string, error) {
 				return "", p.fail("invalid UTF-8 in string")
 			}
 			p.pos++
+			if p.discard > 0 {
+				return "", nil
+			}
 			return string(raw), nil
 		}
 		if c == '\\' {
@@ -329,6 +349,41 @@ func (p *jsonParser) hex4() (rune, error) {
 	return r, nil
 }
 
+// addMember adds a member to an object node. A repeated name keeps its
+// first position and takes the last value, as Jackson's ObjectNode does.
+// index maps names to positions once the object is large; the possibly
+// new index is returned.
+func (n *jnode) addMember(key string, v jnode, index map[string]int) map[string]int {
+	dup := -1
+	if index != nil {
+		if i, ok := index[key]; ok {
+			dup = i
+		}
+	} else {
+		for i, k := range n.keys {
+			if k == key {
+				dup = i
+				break
+			}
+		}
+	}
+	if dup >= 0 {
+		n.kids[dup] = v
+		return index
+	}
+	n.keys = append(n.keys, key)
+	n.kids = append(n.kids, v)
+	if index != nil {
+		index[key] = len(n.keys) - 1
+	} else if len(n.keys) > 16 {
+		index = make(map[string]int, 2*len(n.keys))
+		for i, k := range n.keys {
+			index[k] = i
+		}
+	}
+	return index
+}
+
 func (p *jsonParser) enter() error {
 	p.depth++
 	if p.depth > maxDepth {
@@ -351,9 +406,16 @@ func (p *jsonParser) array(n *jnode) error {
 	}
 	for {
 		p.skipSpace()
-		n.kids = append(n.kids, jnode{})
-		if err := p.value(&n.kids[len(n.kids)-1]); err != nil {
-			return err
+		if p.discard > 0 {
+			var tmp jnode
+			if err := p.value(&tmp); err != nil {
+				return err
+			}
+		} else {
+			n.kids = append(n.kids, jnode{})
+			if err := p.value(&n.kids[len(n.kids)-1]); err != nil {
+				return err
+			}
 		}
 		p.skipSpace()
 		if p.pos >= len(p.buf) {
@@ -401,35 +463,22 @@ func (p *jsonParser) object(n *jnode) error {
 		p.pos++
 		p.skipSpace()
 		var v jnode
-		if err := p.value(&v); err != nil {
+		lazy := p.lazySchema && p.depth == 1 && key == "schema"
+		if lazy || p.discard > 0 {
+			p.discard++
+		}
+		err = p.value(&v)
+		if lazy || p.discard > 0 {
+			p.discard--
+		}
+		if err != nil {
 			return err
 		}
-		dup := -1
-		if index != nil {
-			if i, ok := index[key]; ok {
-				dup = i
-			}
-		} else {
-			for i, k := range n.keys {
-				if k == key {
-					dup = i
-					break
-				}
-			}
+		if lazy && v.kind != jNull {
+			v.kind = jRaw
 		}
-		if dup >= 0 {
-			n.kids[dup] = v
-		} else {
-			n.keys = append(n.keys, key)
-			n.kids = append(n.kids, v)
-			if index != nil {
-				index[key] = len(n.keys) - 1
-			} else if len(n.keys) > 16 {
-				index = make(map[string]int, 2*len(n.keys))
-				for i, k := range n.keys {
-					index[k] = i
-				}
-			}
+		if p.discard == 0 {
+			index = n.addMember(key, v, index)
 		}
 		p.skipSpace()
 		if p.pos >= len(p.buf) {

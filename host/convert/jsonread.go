@@ -20,6 +20,14 @@ func (c *JSONConverter) connectSchema(doc []byte, n *jnode) (*data.Schema, error
 	if s, ok := getBytes(c.toConnect, text); ok {
 		return s, nil
 	}
+	if n.kind == jRaw {
+		// The envelope parse only validated the schema; build it now.
+		full, err := parseJSON(text)
+		if err != nil {
+			return nil, &DataError{Msg: deserializeMsg, Err: err}
+		}
+		n = &full
+	}
 	s, err := c.parseSchema(n)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,15 @@ import (
 
 const hexUpper = "0123456789ABCDEF"
 
+// plainASCII marks the bytes written as they are: printable ASCII except
+// '"' and '\'.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendJSONString appends s as a JSON string the way Jackson's UTF-8
 // generator writes it: '"' and '\' escaped, \b \t \n \f \r for those
 // controls, \u00XX (upper-case hex) for the other controls, everything else
@@ -17,7 +26,7 @@ func appendJSONString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if plainASCII[c] {
 			i++
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
 
@@ -50,18 +51,18 @@ var charsetNames = map[string]charset{
 func NewStringConverter(encoding string) (*StringConverter, error) {
 	cs, ok := charsetNames[strings.ToLower(strings.TrimSpace(encoding))]
 	if !ok {
-		return nil, &ConfigError{Name: EncodingConfig, Value: encoding,
-			Msg: "unsupported character set; supported: UTF-8, US-ASCII, ISO-8859-1, UTF-16, UTF-16BE, UTF-16LE"}
+		return nil, config.Invalid(EncodingConfig, encoding,
+			"unsupported character set; supported: UTF-8, US-ASCII, ISO-8859-1, UTF-16, UTF-16BE, UTF-16LE")
 	}
 	return &StringConverter{cs: cs}, nil
 }
 
-func newStringFromProps(props map[string]string) (*StringConverter, error) {
-	enc, ok := props[EncodingConfig]
-	if !ok {
-		enc = "UTF-8"
+func newStringFromProps(usage string, props map[string]string) (*StringConverter, error) {
+	vals, err := parseConfig(stringConfigDef, usage, props)
+	if err != nil {
+		return nil, err
 	}
-	return NewStringConverter(enc)
+	return NewStringConverter(vals.String(EncodingConfig))
 }
 
 // FromConnectData implements Converter. A string is encoded as it is; any

@@ -1,0 +1,80 @@
+// Package convert holds Kafka Connect's converters: what turns a record's
+// key, value and headers (pluginsdk/data values with their schemas) into the
+// bytes written to Kafka, and back. The worker runs them; connectors never
+// see bytes unless they hand over data.Raw, which every converter here
+// passes through unchanged.
+//
+// # Converters
+//
+//	JsonConverter          org.apache.kafka.connect.json.JsonConverter
+//	StringConverter        org.apache.kafka.connect.storage.StringConverter
+//	ByteArrayConverter     org.apache.kafka.connect.converters.ByteArrayConverter
+//	Short/Integer/Long/Float/DoubleConverter, BooleanConverter
+//	                       org.apache.kafka.connect.converters.*
+//	SimpleHeaderConverter  org.apache.kafka.connect.storage.SimpleHeaderConverter
+//	                       (header converter only; Kafka's default header.converter)
+//
+// New and NewHeader build one from a class name (full, simple, or simple
+// without its type suffix: "Json") and its settings, which PrefixedProps
+// extracts from a worker or connector config ("value.converter.*").
+// Classes lists them with their config definitions for the REST API. All
+// converters are safe for concurrent use.
+//
+// # JsonConverter
+//
+// FromConnectData writes the bytes Kafka Connect writes, so that either
+// worker reads what the other wrote: the {"schema":...,"payload":...}
+// envelope with schema fields in Jackson's order (type; items, keys and
+// values, or fields; optional; name; version; doc; parameters; default; and
+// "field" last in a struct field), compact, strings escaped as Jackson
+// escapes them, floats and doubles as Java's Float.toString and
+// Double.toString print them ("1.0", "1.0E20", NaN and infinities as the
+// strings "NaN", "Infinity"), bytes in base64, Decimals in base64 or as a
+// number (decimal.format), Date, Time and Timestamp as integers, maps with
+// string keys as objects and other maps as [key, value] pairs. Null with no
+// schema is a tombstone (nil bytes); null with an optional schema is the
+// JSON null.
+//
+// Where the output cannot match byte for byte, it is deterministic instead:
+// a map[string]any is written in sorted key order and schema parameters in
+// sorted order (Kafka writes Java's HashMap and insertion order). Doubles
+// follow Java 19+'s shortest-digits rule; Java 17 prints a few rare values
+// (mostly subnormal) with one more digit. A Go string holding invalid UTF-8,
+// which a Java string cannot, is written with U+FFFD in its place.
+//
+// ToConnectData reads everything Kafka's reads (Jackson's syntax rules,
+// duplicate names keep the last value, content after the first value is
+// ignored), with these differences:
+//
+//   - Kafka silently coerces a JSON value of the wrong type (a string or a
+//     boolean for an INT32 reads as 0, 300 for an INT8 wraps to 44, 1.5 for
+//     an INT32 truncates to 1, a string for an ARRAY reads as an empty
+//     list); this package returns a DataError naming the problem and where
+//     it is ("INT32 values should be encoded as JSON numbers, but found
+//     STRING (at lines[1].qty)"). Integral numbers written as 3.0 or 3e2
+//     are accepted for integer types.
+//   - "NaN", "Infinity" and "-Infinity" read back as floats (Kafka: 0.0).
+//   - A NUMERIC Decimal comes back at its schema's scale when no digit is
+//     lost ("1.5" with scale 2 reads as 1.50; Kafka keeps the scale of the
+//     literal). Schemaless integers beyond 64 bits are errors (Kafka wraps).
+//
+// Kafka's messages are kept word for word where it has one (the envelope
+// message, "Invalid null value for required INT32 field", "Mismatching
+// schema.", ...), with Go type names in place of Java class names.
+//
+// # Other converters
+//
+// StringConverter writes strings in converter.encoding (UTF-8, US-ASCII,
+// ISO-8859-1 and the UTF-16 forms are supported) and any other value in the
+// form Java's toString gives the value Kafka Connect would hold ("1.0",
+// "[1, 2]", "Struct{a=1}"); []byte is written unchanged. It reads an
+// optional STRING; UTF-8 input is kept byte for byte.
+//
+// The number converters and BooleanConverter write Kafka's serializer
+// formats (big-endian, IEEE 754 bits, one byte 0 or 1) and want exactly the
+// Go type of their schema type (int16 for ShortConverter); null stays null.
+//
+// SimpleHeaderConverter writes Values.convertToString's text and infers a
+// schema on read (Values.parseString); its type comment lists the few
+// places it parses more consistently than Kafka.
+package convert

@@ -1,0 +1,178 @@
+package convert
+
+import (
+	"math"
+	"math/big"
+	"testing"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+)
+
+func TestSimpleHeaderParse(t *testing.T) {
+	arrayOf := func(s *data.Schema) *data.Schema { return &data.Schema{Type: data.Array, ValueSchema: s} }
+	mapOf := func(k, v *data.Schema) *data.Schema {
+		return &data.Schema{Type: data.MapType, KeySchema: k, ValueSchema: v}
+	}
+	bigInt := data.DecimalSchema(0, false)
+	cases := []struct {
+		in     string
+		schema *data.Schema
+		value  any
+	}{
+		{"", data.StringSchema, ""},
+		{"null", nil, nil},
+		{" true ", data.BooleanSchema, true},
+		{"false", data.BooleanSchema, false},
+		{"True", data.StringSchema, "True"},
+		{"42", data.Int8Schema, int8(42)},
+		{"-129", data.Int16Schema, int16(-129)},
+		{"40000", data.Int32Schema, int32(40000)},
+		{"3000000000", data.Int64Schema, int64(3000000000)},
+		{"1.0", data.Int8Schema, int8(1)},
+		{"1e3", data.Int16Schema, int16(1000)},
+		{"+5", data.Int8Schema, int8(5)},
+		{"1.5", data.Float32Schema, float32(1.5)},
+		{"3.141592653589793", data.Float32Schema, float32(3.1415927)},
+		{"1e39", data.Float64Schema, 1e39},
+		{"123456789012345678901234567890", bigInt, data.Decimal{Unscaled: mustBig("123456789012345678901234567890"), Scale: 0}},
+		{"hello world", data.StringSchema, "hello world"},
+		{"  padded ", data.StringSchema, "  padded "},
+		{"12,5", data.StringSchema, "12,5"},
+		{"42abc", data.StringSchema, "42abc"},
+		{"2024-01-15", data.DateSchema(false), utc(2024, 1, 15, 0, 0, 0, 0)},
+		{"12:34:56.789Z", data.TimeSchema(false), utc(1970, 1, 1, 12, 34, 56, 789)},
+		{"2024-01-15T12:34:56.789Z", data.TimestampSchema(false), utc(2024, 1, 15, 12, 34, 56, 789)},
+		{"2024-13-45", data.StringSchema, "2024-13-45"},
+		{"[1,2,3]", arrayOf(data.Int8Schema), []any{int8(1), int8(2), int8(3)}},
+		{"[1, 1000]", arrayOf(data.Int16Schema), []any{int16(1), int16(1000)}},
+		{"[1.5,2]", arrayOf(data.Float32Schema), []any{float32(1.5), float32(2)}},
+		{`["a","b"]`, arrayOf(data.StringSchema), []any{"a", "b"}},
+		{`["a\"q","b\\c"]`, arrayOf(data.StringSchema), []any{`a"q`, `b\c`}},
+		{"[1,]", arrayOf(data.Int8Schema), []any{int8(1)}},
+		{"[]", &data.Schema{Type: data.Array}, []any{}},
+		{"[null]", &data.Schema{Type: data.Array}, []any{nil}},
+		{"[1,null]", data.StringSchema, "[1,null]"},
+		{`[1,"a"]`, &data.Schema{Type: data.Array}, []any{int8(1), "a"}},
+		{"[a,b]", data.StringSchema, "[a,b]"},
+		{"[1,2", data.StringSchema, "[1,2"},
+		{"[1,2] x", data.StringSchema, "[1,2] x"},
+		{"[[1],[2,3]]", arrayOf(arrayOf(data.Int8Schema)), []any{[]any{int8(1)}, []any{int8(2), int8(3)}}},
+		{"[2024-01-15T12:34:56.789Z]", arrayOf(data.TimestampSchema(false)), []any{utc(2024, 1, 15, 12, 34, 56, 789)}},
+		{`{"a":1,"b":2}`, mapOf(data.StringSchema, data.Int8Schema), map[string]any{"a": int8(1), "b": int8(2)}},
+		{`{"a":1,"a":300}`, mapOf(data.StringSchema, data.Int16Schema), map[string]any{"a": int16(300)}},
+		{`{1:"x",2:"y"}`, mapOf(data.Int8Schema, data.StringSchema), data.Map{{Key: int8(1), Value: "x"}, {Key: int8(2), Value: "y"}}},
+		{`{"a":null}`, mapOf(data.StringSchema, nil), map[string]any{"a": nil}},
+		{"{}", &data.Schema{Type: data.MapType}, map[string]any{}},
+		{`{"a":[true,false]}`, mapOf(data.StringSchema, arrayOf(data.BooleanSchema)), map[string]any{"a": []any{true, false}}},
+		{`{null:1}`, data.StringSchema, "{null:1}"},
+		{`{a:1}`, data.StringSchema, "{a:1}"},
+	}
+	for _, tc := range cases {
+		s, v, err := (SimpleHeaderConverter{}).ToConnectHeader("t", "h", []byte(tc.in))
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if !data.SchemaEqual(s, tc.schema) {
+			t.Errorf("%q: schema = %+v, want %+v", tc.in, s, tc.schema)
+		}
+		if !data.ValueEqual(v, tc.value) {
+			t.Errorf("%q: value = %#v, want %#v", tc.in, v, tc.value)
+		}
+	}
+	s, v, err := (SimpleHeaderConverter{}).ToConnectHeader("t", "h", nil)
+	if s != nil || v != nil || err != nil {
+		t.Errorf("null header: %v %v %v", s, v, err)
+	}
+	s, v, _ = (SimpleHeaderConverter{}).ToConnectHeader("t", "h", []byte{0xff, 0xfe})
+	if s != data.BytesSchema || string(v.([]byte)) != "\xff\xfe" {
+		t.Errorf("invalid UTF-8 should fall back to BYTES, got %v %v", s, v)
+	}
+}
+
+func TestSimpleHeaderWrite(t *testing.T) {
+	st := data.NewStruct(lineSchema).MustPut("sku", "S\"1").MustPut("qty", int16(2))
+	cases := []struct {
+		schema *data.Schema
+		value  any
+		want   string
+	}{
+		{data.StringSchema, "plain \"text\"", "plain \"text\""},
+		{data.Int32Schema, int32(-7), "-7"},
+		{data.Float64Schema, 1e20, "1.0E20"},
+		{data.Float32Schema, float32(0.1), "0.1"},
+		{data.BooleanSchema, true, "true"},
+		{data.BytesSchema, []byte{1, 2, 0xff}, "AQL/"},
+		{data.DecimalSchema(2, false), dec(1234, 2), "12.34"},
+		{data.DateSchema(false), utc(2024, 1, 15, 0, 0, 0, 0), "2024-01-15"},
+		{data.TimeSchema(false), utc(1970, 1, 1, 12, 34, 56, 789), "12:34:56.789Z"},
+		{data.TimestampSchema(false), utc(2024, 1, 15, 0, 0, 0, 0), "2024-01-15T00:00:00.000Z"},
+		{nil, utc(2024, 1, 15, 0, 0, 0, 0), "2024-01-15"},
+		{data.ArrayOf(data.StringSchema), []any{"a", `b"\`}, `["a","b\"\\"]`},
+		{data.ArrayOf(data.BytesSchema), []any{[]byte{1}}, `["AQ=="]`},
+		{nil, []any{int32(1), nil, 2.5}, "[1,null,2.5]"},
+		{data.MapOf(data.StringSchema, data.Int8Schema), map[string]any{"b": int8(2), "a": int8(1)}, `{"a":1,"b":2}`},
+		{data.MapOf(data.Int8Schema, data.StringSchema), data.Map{{Key: int8(2), Value: "x"}}, `{2:"x"}`},
+		{lineSchema, st, `{"sku":"S\"1","qty":2}`},
+	}
+	for _, tc := range cases {
+		b, err := (SimpleHeaderConverter{}).FromConnectHeader("t", "h", tc.schema, tc.value)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("FromConnectHeader(%#v) = %q, %v; want %q", tc.value, b, err, tc.want)
+		}
+	}
+	if b, err := (SimpleHeaderConverter{}).FromConnectHeader("t", "h", nil, nil); b != nil || err != nil {
+		t.Errorf("null: %q %v", b, err)
+	}
+	_, err := (SimpleHeaderConverter{}).FromConnectHeader("t", "h", nil, struct{}{})
+	mustDataError(t, err, "Failed to serialize unexpected value type struct {}: {}", "")
+}
+
+// Values written by SimpleHeaderConverter read back as themselves when
+// their schema is one the reader infers.
+func TestSimpleHeaderRoundTrip(t *testing.T) {
+	cases := []struct {
+		schema *data.Schema
+		value  any
+	}{
+		{data.BooleanSchema, false},
+		{data.Int8Schema, int8(-5)},
+		{data.Int16Schema, int16(300)},
+		{data.Int32Schema, int32(70000)},
+		{data.Int64Schema, int64(1) << 40},
+		{data.Float32Schema, float32(2.5)},
+		{data.StringSchema, "some text, with: punctuation"},
+		{data.DateSchema(false), utc(2020, 2, 29, 0, 0, 0, 0)},
+		{data.TimeSchema(false), utc(1970, 1, 1, 23, 59, 59, 999)},
+		{data.TimestampSchema(false), utc(2024, 1, 15, 12, 34, 56, 789)},
+		{data.ArrayOf(data.Int8Schema), []any{int8(1), int8(2)}},
+		{data.ArrayOf(data.StringSchema), []any{`q"uote`, `back\slash`, "x"}},
+		{data.MapOf(data.StringSchema, data.ArrayOf(data.Int16Schema)), map[string]any{"k": []any{int16(1000)}}},
+	}
+	h := SimpleHeaderConverter{}
+	for _, tc := range cases {
+		b, err := h.FromConnectHeader("t", "h", tc.schema, tc.value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, v, err := h.ToConnectHeader("t", "h", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !data.SchemaEqual(s, tc.schema) || !data.ValueEqual(v, tc.value) {
+			t.Errorf("%q read back as %+v %#v, want %+v %#v", b, s, v, tc.schema, tc.value)
+		}
+	}
+	if _, v, _ := h.ToConnectHeader("t", "h", []byte("NaN")); v != "NaN" {
+		t.Errorf("NaN is not a number to Kafka's parser; got %#v", v)
+	}
+	_ = math.NaN
+}
+
+func mustBig(s string) *big.Int {
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		panic(s)
+	}
+	return n
+}
