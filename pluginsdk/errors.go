@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
@@ -54,41 +50,14 @@ func newPanicError(what string, v any, stack []byte) error {
 	}}
 }
 
-// toStatus is wire.ToStatus with the trace made safe for gRPC metadata.
-// HTTP/2 header values cannot hold newlines, which every stack trace has, and
-// grpc-go fails the whole call ("invalid header field value") when a trailer
-// holds one, so the trace is percent-encoded (bytes outside printable ASCII,
-// and '%'), as gRPC encodes grpc-message; url.PathUnescape reverses it.
-//
-// A configuration error (*config.Error, e.g. from Def.Parse in Start) is
-// INVALID_ARGUMENT, as ConfigException is, unless a classified error says
-// otherwise.
+// toStatus is wire.ToStatus, except that a configuration error
+// (*config.Error, e.g. from Def.Parse in Start) is INVALID_ARGUMENT, as
+// ConfigException is, unless a classified error says otherwise.
 func toStatus(ctx context.Context, err error) error {
 	var we *wire.Error
 	var ce *config.Error
 	if err != nil && !errors.As(err, &we) && errors.As(err, &ce) {
 		return wire.ToStatus(ctx, &wire.Error{Kind: wire.KindInvalid, Message: err.Error()})
 	}
-	if err == nil || we == nil || we.Trace == "" {
-		return wire.ToStatus(ctx, err)
-	}
-	_ = grpc.SetTrailer(ctx, metadata.Pairs(wire.TraceMetadataKey, escapeTrace(we.Trace)))
-	return wire.ToStatus(ctx, &wire.Error{Kind: we.Kind, Message: err.Error()})
-}
-
-func escapeTrace(s string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/8)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c <= 0x7e && c != '%' {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
-	}
-	return b.String()
+	return wire.ToStatus(ctx, err)
 }

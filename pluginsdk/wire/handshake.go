@@ -115,5 +115,7 @@ func VersionedPlugins(s Servers) map[int]goplugin.PluginSet {
 // batches flow worker→plugin, where gRPC's default 4 MiB limit would bite.
 const MaxMessageBytes = 256 << 20
 
-// TraceMetadataKey is the trailing-metadata key carrying an error's stack trace.
-const TraceMetadataKey = "sluice-trace"
+// TraceMetadataKey is the trailing-metadata key carrying an error's stack
+// trace. It is a binary ("-bin") key: gRPC base64-encodes its value on the
+// wire, so a trace may hold newlines (a text header value may not).
+const TraceMetadataKey = "sluice-trace-bin"

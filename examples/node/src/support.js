@@ -54,19 +54,12 @@ function log(level, message, fields = {}) {
 
 // grpcError builds the status the contract prescribes: INVALID_ARGUMENT for
 // bad configuration or data, ABORTED for retriable, UNIMPLEMENTED for
-// unsupported, anything else fatal. A trace travels percent-encoded in the
-// "sluice-trace" trailer (header values cannot hold newlines).
+// unsupported, anything else fatal. A trace travels in the binary
+// "sluice-trace-bin" trailer (grpc base64-encodes it, so newlines are fine).
 function grpcError(code, message, trace) {
   const metadata = new grpc.Metadata();
-  if (trace) metadata.set('sluice-trace', encodeTrace(trace));
+  if (trace) metadata.set('sluice-trace-bin', Buffer.from(trace, 'utf8'));
   return { code, details: message, metadata };
-}
-
-function encodeTrace(s) {
-  return Buffer.from(s, 'utf8').reduce((out, b) => {
-    if (b >= 0x20 && b <= 0x7e && b !== 0x25) return out + String.fromCharCode(b);
-    return out + '%' + b.toString(16).toUpperCase().padStart(2, '0');
-  }, '');
 }
 
 // handler wraps an (async) implementation into a grpc-js unary handler:
