@@ -307,7 +307,9 @@ func (h *Standalone) stopTasks(c *conn, tasks []*task, why string) {
 	}
 	end := h.stages.begin("stopping the tasks of the connector " + c.name)
 	defer end()
-	drain := time.NewTimer(h.opts.TaskShutdownTimeout)
+	// The runners enforce the timeout themselves (drain, then kill); the
+	// margin lets them finish that before the herder cancels them.
+	drain := time.NewTimer(h.opts.TaskShutdownTimeout + taskDrainMargin)
 	defer drain.Stop()
 	var late []*task
 	for _, t := range live {
@@ -324,7 +326,7 @@ func (h *Standalone) stopTasks(c *conn, tasks []*task, why string) {
 		return
 	}
 	for _, t := range late {
-		h.log.Warn("task did not stop within the shutdown timeout; killing it", "task", t.id.String(), "why", why, "timeout", h.opts.TaskShutdownTimeout)
+		h.log.Warn("task did not stop within the shutdown timeout; cancelling it", "task", t.id.String(), "why", why, "timeout", h.opts.TaskShutdownTimeout)
 		t.cancel()
 	}
 	kill := time.NewTimer(taskKillWait)

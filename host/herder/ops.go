@@ -20,7 +20,7 @@ func (h *Standalone) ConnectorStatus(_ context.Context, name string) (*Connector
 func (h *Standalone) statusLocked(c *conn) *ConnectorStateInfo {
 	st := &ConnectorStateInfo{
 		Name:      c.name,
-		Connector: ConnectorState{State: c.state, WorkerID: h.opts.WorkerID, Trace: c.trace},
+		Connector: ConnectorState{State: c.state, WorkerID: h.workerIDString(), Trace: c.trace},
 		Type:      c.typ(),
 		Tasks:     []TaskState{},
 	}
@@ -28,7 +28,7 @@ func (h *Standalone) statusLocked(c *conn) *ConnectorStateInfo {
 		if t == nil {
 			continue
 		}
-		st.Tasks = append(st.Tasks, TaskState{ID: i, State: t.state, WorkerID: h.opts.WorkerID, Trace: t.trace})
+		st.Tasks = append(st.Tasks, TaskState{ID: i, State: t.state, WorkerID: h.workerIDString(), Trace: t.trace})
 	}
 	return st
 }
@@ -41,7 +41,7 @@ func (h *Standalone) TaskStatus(_ context.Context, id TaskID) (*TaskState, error
 		defer c.mu.Unlock()
 		if id.Task >= 0 && id.Task < len(c.tasks) && c.tasks[id.Task] != nil {
 			t := c.tasks[id.Task]
-			return &TaskState{ID: id.Task, State: t.state, WorkerID: h.opts.WorkerID, Trace: t.trace}, nil
+			return &TaskState{ID: id.Task, State: t.state, WorkerID: h.workerIDString(), Trace: t.trace}, nil
 		}
 	}
 	return nil, Errorf(ErrNotFound, "No status found for task %s", id)

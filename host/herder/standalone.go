@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,6 +22,9 @@ const (
 	// DefaultConnectorStopTimeout bounds a connector's Stop call and the end
 	// of its process.
 	DefaultConnectorStopTimeout = 5 * time.Second
+	// taskDrainMargin is added to the task shutdown timeout before the
+	// herder cancels a runner that has not ended.
+	taskDrainMargin = 3 * time.Second
 	// taskKillWait bounds the wait for a task runner after its context was
 	// cancelled (the runner then kills its plugin).
 	taskKillWait = 10 * time.Second
@@ -89,7 +93,8 @@ type Standalone struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	stages stages
+	stages   stages
+	workerID atomic.Pointer[string]
 
 	mu     sync.Mutex
 	conns  map[string]*conn
@@ -129,15 +134,23 @@ func NewStandalone(opts StandaloneOptions) (*Standalone, error) {
 		opts.Logger = hclog.NewNullLogger()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Standalone{
+	h := &Standalone{
 		opts:   opts,
 		in:     opts.Instances,
 		log:    opts.Logger,
 		ctx:    ctx,
 		cancel: cancel,
 		conns:  map[string]*conn{},
-	}, nil
+	}
+	h.SetWorkerID(opts.WorkerID)
+	return h, nil
 }
+
+// SetWorkerID changes the worker_id shown in statuses: the worker learns
+// its REST port only once the server listens (listeners with port 0).
+func (h *Standalone) SetWorkerID(id string) { h.workerID.Store(&id) }
+
+func (h *Standalone) workerIDString() string { return *h.workerID.Load() }
 
 // MarkReady ends the start-up: Health answers healthy from now on. The
 // worker calls it once the connectors given on the command line exist.

@@ -1,0 +1,32 @@
+// Package worker assembles a Sluice worker from its configuration: the
+// logger registry, the plugin manager (plugin.path, then the bundled
+// plugins directory next to the binary: bin/plugins beside bin/sluice, when
+// it exists), the Kafka client, the offsets file, the herder and the REST
+// API; and it stops them in order.
+//
+// It is also where the herder's abstract Instances meet the real thing:
+// connector instances are plugin processes (host/plugin) started with a
+// Worker callback service that forwards RequestTaskReconfiguration and
+// RaiseError to the herder; tasks are host/runtime runners whose launcher
+// starts the task's plugin process. Each task gets converters built from
+// its connector's key.converter, value.converter and header.converter
+// (with their prefixed settings) or, when the connector sets none, the
+// worker's; producer and consumer options from bootstrap.servers, the
+// worker's producer.* / consumer.* settings and the connector's
+// producer.override.* / consumer.override.* settings (KIP-458), client ids
+// connector-producer-<task> and connector-consumer-<task>, and sink tasks
+// the consumer group connect-<name> (or consumer.override.group.id). Sink
+// connectors' offsets are read and changed on that group with kadm.
+//
+// Not applied yet, accepted so existing files load: config.providers
+// (placeholders reach connectors as written), rest.extension.classes,
+// response.http.headers.config, topic creation, transforms and
+// errors.tolerance / dead letter queues (a task fails on its first bad
+// record).
+//
+// Shutdown order: the REST API stops taking requests; every task gets Stop
+// and all drain together for at most task.shutdown.graceful.timeout.ms
+// before their plugins are killed; connectors stop; the plugin manager
+// kills whatever is left and cleans its sockets; the Kafka client closes.
+// A plugin that crashes or hangs fails its own connector or task only.
+package worker

@@ -1,0 +1,148 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-io/sluice/host/plugin"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// killTimeout bounds the end of a plugin process the worker is done with.
+const killTimeout = 5 * time.Second
+
+// killQuietly ends a process the worker no longer needs; its own deadline,
+// since the caller's context may be over.
+func killQuietly(in *plugin.Instance) {
+	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+	defer cancel()
+	_ = in.Kill(ctx)
+}
+
+// crashError describes a process that ended on its own: its exit status as
+// the message, its last output lines as trace.
+func crashError(in *plugin.Instance) *wire.Error {
+	msg := "plugin process exited unexpectedly"
+	if err := in.ExitErr(); err != nil {
+		msg += " (" + err.Error() + ")"
+	}
+	return &wire.Error{Kind: wire.KindCrashed, Message: msg, Trace: in.Tail()}
+}
+
+// sourcePlugin adapts a plugin Instance to runtime.SourcePlugin.
+type sourcePlugin struct{ in *plugin.Instance }
+
+func (p sourcePlugin) Start(ctx context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error) {
+	return p.in.SourceTask().Start(ctx, req)
+}
+
+func (p sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
+	return p.in.SourceTask().Poll(ctx, req)
+}
+
+func (p sourcePlugin) Ack(ctx context.Context, req *pluginv1.AckRequest) error {
+	_, err := p.in.SourceTask().Ack(ctx, req)
+	return err
+}
+
+func (p sourcePlugin) Commit(ctx context.Context) error {
+	_, err := p.in.SourceTask().Commit(ctx, &pluginv1.CommitRequest{})
+	return err
+}
+
+func (p sourcePlugin) Stop(ctx context.Context) error {
+	_, err := p.in.SourceTask().Stop(ctx, &pluginv1.StopRequest{})
+	return err
+}
+
+func (p sourcePlugin) Kill(ctx context.Context) error { return p.in.Kill(ctx) }
+func (p sourcePlugin) Done() <-chan struct{}          { return p.in.Done() }
+func (p sourcePlugin) WorkerTarget() string           { return p.in.WorkerTarget() }
+func (p sourcePlugin) CrashError() error              { return crashError(p.in) }
+
+// sinkPlugin adapts a plugin Instance to runtime.SinkPlugin.
+type sinkPlugin struct{ in *plugin.Instance }
+
+func (p sinkPlugin) Start(ctx context.Context, req *pluginv1.SinkTaskStartRequest) (*pluginv1.SinkTaskStartResponse, error) {
+	return p.in.SinkTask().Start(ctx, req)
+}
+
+func (p sinkPlugin) Open(ctx context.Context, req *pluginv1.OpenRequest) error {
+	_, err := p.in.SinkTask().Open(ctx, req)
+	return err
+}
+
+func (p sinkPlugin) Put(ctx context.Context, req *pluginv1.PutRequest) error {
+	_, err := p.in.SinkTask().Put(ctx, req)
+	return err
+}
+
+func (p sinkPlugin) PreCommit(ctx context.Context, req *pluginv1.PreCommitRequest) (*pluginv1.PreCommitResponse, error) {
+	return p.in.SinkTask().PreCommit(ctx, req)
+}
+
+func (p sinkPlugin) Close(ctx context.Context, req *pluginv1.CloseRequest) error {
+	_, err := p.in.SinkTask().Close(ctx, req)
+	return err
+}
+
+func (p sinkPlugin) Stop(ctx context.Context) error {
+	_, err := p.in.SinkTask().Stop(ctx, &pluginv1.StopRequest{})
+	return err
+}
+
+func (p sinkPlugin) Kill(ctx context.Context) error { return p.in.Kill(ctx) }
+func (p sinkPlugin) Done() <-chan struct{}          { return p.in.Done() }
+func (p sinkPlugin) WorkerTarget() string           { return p.in.WorkerTarget() }
+func (p sinkPlugin) CrashError() error              { return crashError(p.in) }
+
+// connectorInstance is a running connector: herder.ConnectorInstance over a
+// plugin process.
+type connectorInstance struct {
+	in      *plugin.Instance
+	stopped atomic.Bool
+}
+
+func (c *connectorInstance) TaskConfigs(ctx context.Context, maxTasks int) ([]map[string]string, error) {
+	resp, err := c.in.Connector().TaskConfigs(ctx, &pluginv1.TaskConfigsRequest{MaxTasks: int32(maxTasks)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]string, len(resp.GetTasks()))
+	for i, t := range resp.GetTasks() {
+		out[i] = t.GetConfig()
+		if out[i] == nil {
+			out[i] = map[string]string{}
+		}
+	}
+	return out, nil
+}
+
+// Stop asks the connector to stop, then ends the process; both within ctx.
+func (c *connectorInstance) Stop(ctx context.Context) error {
+	c.stopped.Store(true)
+	var errs []error
+	if !c.in.Exited() {
+		if _, err := c.in.Connector().Stop(ctx, &pluginv1.StopRequest{}); err != nil {
+			errs = append(errs, fmt.Errorf("stop connector: %w", err))
+		}
+	}
+	if err := c.in.Kill(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *connectorInstance) Done() <-chan struct{} { return c.in.Done() }
+
+func (c *connectorInstance) Err() (string, string) {
+	if c.stopped.Load() {
+		return "", ""
+	}
+	e := crashError(c.in)
+	return e.Message, e.Trace
+}
