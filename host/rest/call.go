@@ -42,18 +42,20 @@ func call[T any](s *Server, c echo.Context, fn func(context.Context) (T, error))
 }
 
 func callWithin[T any](s *Server, c echo.Context, timeout time.Duration, fn func(context.Context) (T, error)) (T, error) {
+	var zero T
+	if !s.track() {
+		return zero, errShuttingDown
+	}
 	ctx := newCallCtx(c.Request().Context(), time.Now().Add(timeout))
 	defer ctx.cancel(context.Canceled)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	done := make(chan result[T], 1)
-	s.calls.Add(1)
 	go func() {
 		defer s.calls.Done()
 		v, err := fn(ctx)
 		done <- result[T]{v, err}
 	}()
-	var zero T
 	select {
 	case r := <-done:
 		if r.err != nil && errors.Is(r.err, context.DeadlineExceeded) && ctx.Err() != nil {

@@ -37,6 +37,9 @@ func notFound(format string, args ...any) error {
 // errRouteNotFound is what an unknown route answers, in Jersey's words.
 var errRouteNotFound = echo.ErrNotFound
 
+// errShuttingDown answers requests that arrive while the server stops.
+var errShuttingDown = &apiError{status: http.StatusServiceUnavailable, message: "The worker is shutting down."}
+
 // timeoutError is a herder call that outlived the request timeout.
 type timeoutError struct{ stage string }
 

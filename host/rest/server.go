@@ -26,7 +26,9 @@ type Server struct {
 	api     *echo.Echo // regular listeners
 	admin   *echo.Echo // admin listeners; nil when admin shares api or is off
 
-	calls sync.WaitGroup // herder calls, which may outlive their request
+	callMu  sync.Mutex
+	closing bool           // Shutdown began: no new herder calls
+	calls   sync.WaitGroup // herder calls, which may outlive their request
 
 	mu      sync.Mutex
 	started bool
@@ -199,6 +201,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		srv.Close()
 	}
 	s.serving.Wait()
+	// A handler still running after Close must not start a call while
+	// Wait runs.
+	s.callMu.Lock()
+	s.closing = true
+	s.callMu.Unlock()
 	done := make(chan struct{})
 	go func() { s.calls.Wait(); close(done) }()
 	grace := time.NewTimer(callGrace)
@@ -212,6 +219,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("rest: shutdown: %w", err)
 	}
 	return nil
+}
+
+// track counts a new herder call; false once Shutdown began.
+func (s *Server) track() bool {
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.calls.Add(1)
+	return true
 }
 
 // writeJSON answers v as Kafka's Jackson would write it: compact, and with

@@ -159,6 +159,10 @@ func TestShutdownCancelsCalls(t *testing.T) {
 	if _, err := http.Get(srv.Addrs()[0] + "/"); err == nil {
 		t.Fatal("listener still accepts after Shutdown")
 	}
+	rec := serve(srv.Handler(), "GET", "/connectors", "")
+	if rec.Code != http.StatusServiceUnavailable || !jsonEqual(rec.Body.Bytes(), []byte(`{"error_code":503,"message":"The worker is shutting down."}`)) {
+		t.Fatalf("a request after Shutdown: %d %s", rec.Code, rec.Body)
+	}
 }
 
 // The herder's context carries the request deadline, and contexts derived
