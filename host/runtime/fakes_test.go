@@ -524,3 +524,198 @@ func eventually(t testing.TB, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// fakeSink is an in-process SinkPlugin that records what it is given.
+type fakeSink struct {
+	process
+	// putHook runs on every Put with the call number (from 1) and may fail
+	// it; preCommit answers PreCommit (nil: the offsets as offered).
+	putHook   func(ctx context.Context, call int, recs []*data.SinkRecord) error
+	preCommit func(offered []*pluginv1.PartitionOffset) []*pluginv1.PartitionOffset
+
+	mu        sync.Mutex
+	worker    pluginv1.WorkerServer
+	startReq  *pluginv1.SinkTaskStartRequest
+	open      map[string]bool
+	calls     int
+	delivered []*data.SinkRecord // from successful Puts
+	batches   [][]*data.SinkRecord
+	putTimes  []time.Time
+}
+
+func newFakeSink(ev *events) *fakeSink {
+	return &fakeSink{process: newProcess(ev), open: map[string]bool{}}
+}
+
+func (f *fakeSink) launch(_ context.Context, w pluginv1.WorkerServer) (SinkPlugin, error) {
+	f.mu.Lock()
+	f.worker = w
+	f.mu.Unlock()
+	f.ev.add("launch")
+	return f, nil
+}
+
+func tpString(topic string, partition int32) string { return fmt.Sprintf("%s-%d", topic, partition) }
+
+func (f *fakeSink) Start(_ context.Context, req *pluginv1.SinkTaskStartRequest) (*pluginv1.SinkTaskStartResponse, error) {
+	if err := f.crashErr(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.startReq = req
+	f.mu.Unlock()
+	f.ev.add("start")
+	return &pluginv1.SinkTaskStartResponse{}, nil
+}
+
+func tpsString(ps []*pluginv1.TopicPartition) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, tpString(p.Topic, p.Partition))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func (f *fakeSink) Open(_ context.Context, req *pluginv1.OpenRequest) error {
+	if err := f.crashErr(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	for _, p := range req.Partitions {
+		f.open[tpString(p.Topic, p.Partition)] = true
+	}
+	f.mu.Unlock()
+	f.ev.add("open %s", tpsString(req.Partitions))
+	return nil
+}
+
+func (f *fakeSink) Close(_ context.Context, req *pluginv1.CloseRequest) error {
+	if err := f.crashErr(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	for _, p := range req.Partitions {
+		delete(f.open, tpString(p.Topic, p.Partition))
+	}
+	f.mu.Unlock()
+	f.ev.add("close %s", tpsString(req.Partitions))
+	return nil
+}
+
+func (f *fakeSink) Put(ctx context.Context, req *pluginv1.PutRequest) error {
+	if err := f.crashErr(); err != nil {
+		return err
+	}
+	recs, err := wire.DecodeSinkRecords(req.Schemas, req.Records)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.calls++
+	call := f.calls
+	f.batches = append(f.batches, recs)
+	f.putTimes = append(f.putTimes, time.Now())
+	for _, r := range recs {
+		if !f.open[tpString(r.OriginalTopic, r.OriginalPartition)] {
+			f.mu.Unlock()
+			return fmt.Errorf("put for partition %s that is not open", tpString(r.OriginalTopic, r.OriginalPartition))
+		}
+	}
+	hook := f.putHook
+	f.mu.Unlock()
+	if hook != nil {
+		if err := hook(ctx, call, recs); err != nil {
+			f.ev.add("put %d failed", len(recs))
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	f.mu.Lock()
+	f.delivered = append(f.delivered, recs...)
+	f.mu.Unlock()
+	f.ev.add("put %d", len(recs))
+	return nil
+}
+
+func offsetsString(offs []*pluginv1.PartitionOffset) string {
+	var out []string
+	for _, o := range offs {
+		out = append(out, fmt.Sprintf("%s=%d", tpString(o.Topic, o.Partition), o.Offset))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func (f *fakeSink) PreCommit(_ context.Context, req *pluginv1.PreCommitRequest) (*pluginv1.PreCommitResponse, error) {
+	if err := f.crashErr(); err != nil {
+		return nil, err
+	}
+	f.ev.add("precommit %s", offsetsString(req.Offsets))
+	out := req.Offsets
+	if f.preCommit != nil {
+		out = f.preCommit(req.Offsets)
+	}
+	return &pluginv1.PreCommitResponse{Offsets: out}, nil
+}
+
+func (f *fakeSink) Stop(context.Context) error {
+	if err := f.crashErr(); err != nil {
+		return err
+	}
+	f.ev.add("stop")
+	return nil
+}
+
+func (f *fakeSink) workerServer() pluginv1.WorkerServer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.worker
+}
+
+func (f *fakeSink) deliveredList() []*data.SinkRecord {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*data.SinkRecord(nil), f.delivered...)
+}
+
+func (f *fakeSink) putCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+func (f *fakeSink) openList() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for k := range f.open {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// produceTo writes n records to topic-partition, values "<topic>-<p>-<i>"
+// starting at i=from.
+func produceTo(t testing.TB, c *kfake.Cluster, topic string, partition int32, from, n int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		v := fmt.Sprintf("%s-%d-%d", topic, partition, from+i)
+		recs[i] = &kgo.Record{Topic: topic, Partition: partition, Key: []byte("k" + v), Value: []byte(v),
+			Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("hv")}}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}

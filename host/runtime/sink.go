@@ -145,9 +145,13 @@ func (t *sinkTask) run(ctx context.Context) error {
 	if reason == nil {
 		// The consumer joins the group as soon as it exists, so it is
 		// created only once the plugin is started: Open must follow Start.
-		t.client, err = kgo.NewClient(t.consumerOpts()...)
+		cl, err := kgo.NewClient(t.consumerOpts()...)
 		if err != nil {
 			reason = fmt.Errorf("create consumer: %w", err)
+		} else {
+			t.mu.Lock()
+			t.setClient(cl)
+			t.mu.Unlock()
 		}
 	}
 	if reason == nil {
@@ -303,6 +307,14 @@ func (t *sinkTask) teardown(ctx context.Context, reason error, stopWatching func
 		}
 	}
 	return reason
+}
+
+// setClient records the consumer; the first rebalance callback may run
+// before NewClient has returned to run, so it records it too. Holds mu.
+func (t *sinkTask) setClient(cl *kgo.Client) {
+	if t.client == nil {
+		t.client = cl
+	}
 }
 
 // closeAll commits and closes every open partition (Kafka Connect's

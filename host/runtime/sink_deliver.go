@@ -161,6 +161,9 @@ func (t *sinkTask) deliver(ctx context.Context, b *sinkBatch) error {
 			if wire.KindOf(err) != wire.KindRetriable {
 				return fmt.Errorf("put: %w", err)
 			}
+			// A backoff the task set during this Put applies to it
+			// (SinkTaskContext.timeout before throwing RetriableException).
+			t.takeBackoff()
 			t.log.Warn("put asked for redelivery", "records", len(b.records), "backoff", t.backoff, "error", err)
 			t.pending = b
 			t.retryAt = time.Now().Add(t.backoff)

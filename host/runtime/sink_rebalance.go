@@ -17,9 +17,10 @@ import (
 
 // onAssigned opens newly assigned partitions (SinkTask.open). Partitions
 // arrive paused when the task is paused or a batch waits for redelivery.
-func (t *sinkTask) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+func (t *sinkTask) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.setClient(cl)
 	if t.closed {
 		return
 	}
@@ -48,18 +49,19 @@ func (t *sinkTask) onAssigned(_ context.Context, _ *kgo.Client, assigned map[str
 
 // onRevoked commits and closes revoked partitions: PreCommit, a synchronous
 // commit of what it returned, then Close (Kafka Connect's closePartitions).
-func (t *sinkTask) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
-	t.release(revoked, true)
+func (t *sinkTask) onRevoked(_ context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	t.release(cl, revoked, true)
 }
 
 // onLost closes partitions that are already someone else's: no commit.
-func (t *sinkTask) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
-	t.release(lost, false)
+func (t *sinkTask) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	t.release(cl, lost, false)
 }
 
-func (t *sinkTask) release(parts map[string][]int32, commit bool) {
+func (t *sinkTask) release(cl *kgo.Client, parts map[string][]int32, commit bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.setClient(cl)
 	var tps []topicPartition
 	for topic, ps := range parts {
 		for _, p := range ps {

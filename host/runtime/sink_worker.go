@@ -73,10 +73,8 @@ func (t *sinkTask) applyRequests() (commit bool) {
 	w.mu.Lock()
 	ops, commit := w.ops, w.commit
 	w.ops, w.commit = nil, false
-	if w.backoffSet {
-		t.backoff, w.backoffSet = w.backoff, false
-	}
 	w.mu.Unlock()
+	t.takeBackoff()
 	for _, op := range ops {
 		switch op.kind {
 		case opPause, opResume:
@@ -114,6 +112,16 @@ func (t *sinkTask) applyRequests() (commit bool) {
 		}
 	}
 	return commit
+}
+
+// takeBackoff applies a retry backoff the plugin set. Holds the task's mu.
+func (t *sinkTask) takeBackoff() {
+	w := t.worker
+	w.mu.Lock()
+	if w.backoffSet {
+		t.backoff, w.backoffSet = w.backoff, false
+	}
+	w.mu.Unlock()
 }
 
 // poke interrupts the task goroutine's consumer poll so queued requests

@@ -1,0 +1,688 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+func sinkConfig(c *kfake.Cluster, f *fakeSink, l Listener, topics ...string) SinkConfig {
+	return SinkConfig{
+		ID:             TaskID{"snk", 0},
+		ConnectorClass: "FakeSink",
+		TaskConfig:     map[string]string{"task.class": "FakeSinkTask"},
+		Launch:         f.launch,
+		Pipeline:       testPipeline(),
+		Topics:         topics,
+		ConsumerOpts:   []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.FetchMaxWait(100 * time.Millisecond)},
+		Timing:         Timing{OffsetFlushInterval: time.Hour, ShutdownTimeout: 5 * time.Second},
+		MaxPollRecords: 50,
+		Listener:       l,
+	}
+}
+
+// committedOffsets reads the group's committed offsets from the cluster.
+func committedOffsets(t testing.TB, c *kfake.Cluster, group string) map[string]int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	resp.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			out[tpString(o.Topic, o.Partition)] = o.At
+		}
+	})
+	return out
+}
+
+// deliveredCounts counts how often each "<topic>-<p>@<offset>" was
+// delivered by a successful Put.
+func deliveredCounts(recs []*data.SinkRecord) map[string]int {
+	out := map[string]int{}
+	for _, r := range recs {
+		out[fmt.Sprintf("%s-%d@%d", r.OriginalTopic, r.OriginalPartition, r.OriginalOffset)]++
+	}
+	return out
+}
+
+func TestSinkValidation(t *testing.T) {
+	base := func() SinkConfig {
+		return SinkConfig{ID: TaskID{"s", 0}, Launch: newFakeSink(&events{}).launch, Pipeline: testPipeline()}
+	}
+	for name, tc := range map[string]struct {
+		mod  func(*SinkConfig)
+		want string
+	}{
+		"neither": {func(*SinkConfig) {}, "neither topics nor topics.regex"},
+		"both":    {func(c *SinkConfig) { c.Topics = []string{"a"}; c.TopicsRegex = "a.*" }, "both topics and topics.regex"},
+		"regex":   {func(c *SinkConfig) { c.TopicsRegex = "a(" }, "topics.regex"},
+		"empty":   {func(c *SinkConfig) { c.Topics = []string{"a", ""} }, "empty topic name"},
+	} {
+		cfg := base()
+		tc.mod(&cfg)
+		if _, err := NewSinkTask(cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", name, err, tc.want)
+		}
+	}
+	cfg := base()
+	cfg.Topics = []string{"a"}
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := task.(*sinkTask)
+	if st.cfg.GroupID != "connect-s" || st.cfg.MaxPollRecords != DefaultSinkMaxPollRecords || st.cfg.RetryBackoff != DefaultRetryBackoff ||
+		st.cfg.OffsetFlushInterval != DefaultOffsetFlushInterval {
+		t.Errorf("defaults: %+v", st.cfg)
+	}
+}
+
+// Exactly the records of the subscribed topics reach Put, each once, with
+// their converted contents and coordinates; the stop commits them all.
+func TestSinkDeliversSubscribedTopics(t *testing.T) {
+	for _, regex := range []bool{false, true} {
+		t.Run(fmt.Sprintf("regex=%v", regex), func(t *testing.T) {
+			c := newCluster(t, 1, map[string]int32{"a": 3, "b": 2, "other": 1})
+			const per = 30
+			for _, tp := range []struct {
+				topic string
+				parts int32
+			}{{"a", 3}, {"b", 2}, {"other", 1}} {
+				for p := range tp.parts {
+					produceTo(t, c, tp.topic, p, 0, per)
+				}
+			}
+			ev := &events{}
+			f := newFakeSink(ev)
+			l := newRecListener()
+			cfg := sinkConfig(c, f, l, "a", "b")
+			if regex {
+				cfg.Topics, cfg.TopicsRegex = nil, "^(a|b)$"
+			}
+			task, err := NewSinkTask(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := runTask(t, task)
+			eventually(t, "all records delivered", func() bool { return len(f.deliveredList()) >= 5*per })
+			time.Sleep(200 * time.Millisecond) // anything more would be wrong
+			if got := f.openList(); !slices.Equal(got, []string{"a-0", "a-1", "a-2", "b-0", "b-1"}) {
+				t.Errorf("open partitions = %v", got)
+			}
+			task.Stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+			counts := deliveredCounts(f.deliveredList())
+			if len(counts) != 5*per {
+				t.Errorf("%d distinct records delivered, want %d", len(counts), 5*per)
+			}
+			for k, n := range counts {
+				if n != 1 || strings.HasPrefix(k, "other") {
+					t.Errorf("record %s delivered %d times", k, n)
+				}
+			}
+			for _, r := range f.deliveredList() {
+				want := fmt.Sprintf("%s-%d-%d", r.Topic, r.Partition, r.Offset)
+				if r.Value != want || r.Key != "k"+want || r.ValueSchema == nil || r.ValueSchema.Type != data.String {
+					t.Errorf("record %s: key %v value %v", want, r.Key, r.Value)
+				}
+				if len(r.Headers) != 1 || r.Headers[0].Key != "h" || r.Headers[0].Value != "hv" {
+					t.Errorf("record %s headers %v", want, r.Headers)
+				}
+				if r.TimestampType != data.CreateTime || r.Timestamp.IsZero() || r.OriginalOffset != r.Offset || r.OriginalTopic != r.Topic {
+					t.Errorf("record %s: timestamp %v/%v, original %s-%d@%d", want, r.Timestamp, r.TimestampType, r.OriginalTopic, r.OriginalPartition, r.OriginalOffset)
+				}
+			}
+			got := committedOffsets(t, c, "connect-snk")
+			want := map[string]int64{"a-0": per, "a-1": per, "a-2": per, "b-0": per, "b-1": per}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("committed %v, want %v", got, want)
+			}
+			// Close came after the last PreCommit, Stop after Close.
+			pre, cl, stop := ev.lastIndex("precommit"), ev.lastIndex("close"), ev.lastIndex("stop")
+			if !(pre >= 0 && pre < cl && cl < stop) {
+				t.Errorf("stop order: %v", ev.list())
+			}
+			if got := l.list(); !slices.Equal(got, []string{"running", "stopped"}) {
+				t.Errorf("states = %v", got)
+			}
+		})
+	}
+}
+
+// The commit is exactly what PreCommit returned: lower offsets as they are,
+// higher ones than delivered ignored, omitted partitions not committed.
+func TestSinkCommitsWhatPreCommitReturns(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 3})
+	for p := range int32(3) {
+		produceTo(t, c, "a", p, 0, 10)
+	}
+	ev := &events{}
+	f := newFakeSink(ev)
+	f.preCommit = func(offered []*pluginv1.PartitionOffset) []*pluginv1.PartitionOffset {
+		var out []*pluginv1.PartitionOffset
+		for _, o := range offered {
+			switch o.Partition {
+			case 0:
+				out = append(out, &pluginv1.PartitionOffset{Topic: "a", Partition: 0, Offset: 5})
+			case 1:
+				out = append(out, &pluginv1.PartitionOffset{Topic: "a", Partition: 1, Offset: o.Offset + 10})
+			}
+		}
+		// Not assigned: ignored.
+		return append(out, &pluginv1.PartitionOffset{Topic: "zzz", Partition: 0, Offset: 1})
+	}
+	task, err := NewSinkTask(sinkConfig(c, f, nil, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "all delivered", func() bool { return len(f.deliveredList()) == 30 })
+	if _, err := f.workerServer().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the requested commit", func() bool { return ev.lastIndex("precommit") >= 0 })
+	if got := ev.list()[ev.lastIndex("precommit")]; got != "precommit a-0=10,a-1=10,a-2=10" {
+		t.Errorf("offered %s", got)
+	}
+	eventually(t, "a-0 committed", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 5 })
+	if got := committedOffsets(t, c, "connect-snk"); len(got) != 1 {
+		t.Errorf("committed %v, want only a-0=5", got)
+	}
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := committedOffsets(t, c, "connect-snk"); fmt.Sprint(got) != "map[a-0:5]" {
+		t.Errorf("committed after stop %v, want only a-0=5", got)
+	}
+}
+
+// A Put that answers ABORTED gets the same batch again after the backoff
+// the task set; nothing is lost or doubled.
+func TestSinkRetriablePutRedelivers(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 2})
+	produceTo(t, c, "a", 0, 0, 40)
+	produceTo(t, c, "a", 1, 0, 40)
+	ev := &events{}
+	f := newFakeSink(ev)
+	const backoff = 150 * time.Millisecond
+	f.putHook = func(_ context.Context, call int, _ []*data.SinkRecord) error {
+		if call == 1 {
+			if _, err := f.workerServer().SetRetryBackoff(context.Background(), &pluginv1.SetRetryBackoffRequest{BackoffMs: backoff.Milliseconds()}); err != nil {
+				t.Error(err)
+			}
+		}
+		if call <= 2 {
+			return wire.Retriable("database busy")
+		}
+		return nil
+	}
+	cfg := sinkConfig(c, f, nil, "a")
+	cfg.RetryBackoff = time.Hour // the task's own backoff must win
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "all delivered", func() bool { return len(f.deliveredList()) >= 80 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	batches, times := f.batches, f.putTimes
+	f.mu.Unlock()
+	key := func(b []*data.SinkRecord) string {
+		var ks []string
+		for _, r := range b {
+			ks = append(ks, fmt.Sprintf("%d@%d", r.OriginalPartition, r.OriginalOffset))
+		}
+		return strings.Join(ks, " ")
+	}
+	if key(batches[1]) != key(batches[0]) || key(batches[2]) != key(batches[0]) {
+		t.Errorf("redelivered batches differ:\n%s\n%s\n%s", key(batches[0]), key(batches[1]), key(batches[2]))
+	}
+	for i := 1; i <= 2; i++ {
+		if gap := times[i].Sub(times[i-1]); gap < backoff {
+			t.Errorf("redelivery %d came after %s, backoff %s", i, gap, backoff)
+		}
+	}
+	counts := deliveredCounts(f.deliveredList())
+	if len(counts) != 80 {
+		t.Errorf("%d distinct records delivered, want 80", len(counts))
+	}
+	for k, n := range counts {
+		if n != 1 {
+			t.Errorf("record %s delivered %d times", k, n)
+		}
+	}
+	if got := committedOffsets(t, c, "connect-snk"); got["a-0"] != 40 || got["a-1"] != 40 {
+		t.Errorf("committed %v", got)
+	}
+}
+
+// Rewind makes the consumer read a partition again from the given offset.
+func TestSinkRewindRedelivers(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 2})
+	produceTo(t, c, "a", 0, 0, 10)
+	produceTo(t, c, "a", 1, 0, 10)
+	ev := &events{}
+	f := newFakeSink(ev)
+	task, err := NewSinkTask(sinkConfig(c, f, nil, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "all delivered", func() bool { return len(f.deliveredList()) == 20 })
+	if _, err := f.workerServer().Rewind(context.Background(), &pluginv1.RewindRequest{
+		Offsets: []*pluginv1.PartitionOffset{{Topic: "a", Partition: 0, Offset: 4}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "redelivery", func() bool { return len(f.deliveredList()) == 26 })
+	time.Sleep(200 * time.Millisecond)
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	counts := deliveredCounts(f.deliveredList())
+	for p := range 2 {
+		for o := range 10 {
+			want := 1
+			if p == 0 && o >= 4 {
+				want = 2
+			}
+			if got := counts[fmt.Sprintf("a-%d@%d", p, o)]; got != want {
+				t.Errorf("a-%d@%d delivered %d times, want %d", p, o, got, want)
+			}
+		}
+	}
+}
+
+// A second consumer joining takes partitions away: the first task commits
+// and closes them; the second opens them and starts from those offsets.
+func TestSinkRevocationCommitsAndCloses(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"r": 4})
+	for p := range int32(4) {
+		produceTo(t, c, "r", p, 0, 20)
+	}
+	ev1, ev2 := &events{}, &events{}
+	f1, f2 := newFakeSink(ev1), newFakeSink(ev2)
+	task1, err := NewSinkTask(sinkConfig(c, f1, nil, "r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait1 := runTask(t, task1)
+	eventually(t, "task 1 delivers all", func() bool { return len(f1.deliveredList()) == 80 })
+	if got := f1.openList(); len(got) != 4 {
+		t.Fatalf("task 1 open = %v", got)
+	}
+	cfg2 := sinkConfig(c, f2, nil, "r")
+	cfg2.ID.Task = 1
+	task2, err := NewSinkTask(cfg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait2 := runTask(t, task2)
+	eventually(t, "the rebalance", func() bool { return len(f2.openList()) == 2 && len(f1.openList()) == 2 })
+	closeAt := ev1.lastIndex("close")
+	if closeAt < 1 || !strings.HasPrefix(ev1.list()[closeAt-1], "precommit ") {
+		t.Fatalf("task 1 closed without a pre-commit first: %v", ev1.list())
+	}
+	closed := strings.Split(strings.TrimPrefix(ev1.list()[closeAt], "close "), ",")
+	if !slices.Equal(closed, f2.openList()) {
+		t.Errorf("task 1 closed %v, task 2 opened %v", closed, f2.openList())
+	}
+	got := committedOffsets(t, c, "connect-snk")
+	for _, tp := range closed {
+		if got[tp] != 20 {
+			t.Errorf("revoked %s committed at %d, want 20 (committed: %v)", tp, got[tp], got)
+		}
+	}
+	// Task 2 starts where task 1 left off: new records only.
+	for p := range int32(4) {
+		produceTo(t, c, "r", p, 20, 5)
+	}
+	eventually(t, "new records delivered", func() bool { return len(f1.deliveredList())+len(f2.deliveredList()) == 100 })
+	time.Sleep(200 * time.Millisecond)
+	task1.Stop()
+	task2.Stop()
+	if err := wait1(); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait2(); err != nil {
+		t.Fatal(err)
+	}
+	all := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
+	if len(all) != 100 {
+		t.Errorf("%d distinct records, want 100", len(all))
+	}
+	for k, n := range all {
+		if n != 1 {
+			t.Errorf("%s delivered %d times", k, n)
+		}
+	}
+}
+
+// Paused: no Put. Resumed: the records that came meanwhile move.
+func TestSinkPauseResume(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 2})
+	produceTo(t, c, "a", 0, 0, 5)
+	ev := &events{}
+	f := newFakeSink(ev)
+	l := newRecListener()
+	task, err := NewSinkTask(sinkConfig(c, f, l, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "first records", func() bool { return len(f.deliveredList()) == 5 })
+	task.Pause()
+	l.await(t, "paused")
+	calls := f.putCalls()
+	produceTo(t, c, "a", 0, 5, 5)
+	produceTo(t, c, "a", 1, 0, 5)
+	time.Sleep(400 * time.Millisecond)
+	if f.putCalls() != calls {
+		t.Errorf("%d Put calls while paused", f.putCalls()-calls)
+	}
+	task.Resume()
+	l.await(t, "running")
+	eventually(t, "records after resume", func() bool { return len(f.deliveredList()) == 15 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.list(); !slices.Equal(got, []string{"running", "paused", "running", "stopped"}) {
+		t.Errorf("states = %v", got)
+	}
+}
+
+// The plugin pauses one partition: the other keeps moving; resumed, it
+// catches up. Assignment answers the open partitions.
+func TestSinkPluginPausesPartition(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 2})
+	produceTo(t, c, "a", 0, 0, 5)
+	produceTo(t, c, "a", 1, 0, 5)
+	ev := &events{}
+	f := newFakeSink(ev)
+	task, err := NewSinkTask(sinkConfig(c, f, nil, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "first records", func() bool { return len(f.deliveredList()) == 10 })
+	w := f.workerServer()
+	ctx := context.Background()
+	as, err := w.Assignment(ctx, &pluginv1.AssignmentRequest{})
+	if err != nil || tpsString(as.Partitions) != "a-0,a-1" {
+		t.Fatalf("assignment = %v, %v", as, err)
+	}
+	if _, err := w.Pause(ctx, &pluginv1.PartitionsRequest{Partitions: []*pluginv1.TopicPartition{{Topic: "a", Partition: 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Let the pause apply before producing: requests apply between batches.
+	time.Sleep(100 * time.Millisecond)
+	produceTo(t, c, "a", 0, 5, 5)
+	produceTo(t, c, "a", 1, 5, 5)
+	eventually(t, "a-1 moves", func() bool { return deliveredCounts(f.deliveredList())["a-1@9"] == 1 })
+	time.Sleep(200 * time.Millisecond)
+	if deliveredCounts(f.deliveredList())["a-0@5"] != 0 {
+		t.Fatal("a paused partition was delivered")
+	}
+	if _, err := w.Resume(ctx, &pluginv1.PartitionsRequest{Partitions: []*pluginv1.TopicPartition{{Topic: "a", Partition: 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a-0 catches up", func() bool { return deliveredCounts(f.deliveredList())["a-0@9"] == 1 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(deliveredCounts(f.deliveredList())); n != 20 {
+		t.Errorf("%d distinct records", n)
+	}
+}
+
+// Failures: a fatal Put error, a converter error and a crash each fail the
+// task; a live plugin is stopped, a dead one only killed.
+func TestSinkFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		setup     func(*kfake.Cluster, *fakeSink)
+		wantErr   string
+		wantTrace string
+		wantStop  bool
+	}{
+		{"put", func(c *kfake.Cluster, f *fakeSink) {
+			produceTo(t, c, "a", 0, 0, 3)
+			f.putHook = func(context.Context, int, []*data.SinkRecord) error {
+				return &wire.Error{Kind: wire.KindFatal, Message: "table missing", Trace: "at Writer.write"}
+			}
+		}, "put: table missing", "at Writer.write", true},
+		{"converter", func(c *kfake.Cluster, _ *fakeSink) {
+			cl, _ := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+			defer cl.Close()
+			if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "a", Value: []byte("bad value")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}, string(StageValueConverter), "", true},
+		{"crash", func(c *kfake.Cluster, f *fakeSink) {
+			produceTo(t, c, "a", 0, 0, 3)
+			f.putHook = func(context.Context, int, []*data.SinkRecord) error {
+				f.crash()
+				return f.crashErr()
+			}
+		}, "plugin exited", crashTrace, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, 1, map[string]int32{"a": 1})
+			ev := &events{}
+			f := newFakeSink(ev)
+			tc.setup(c, f)
+			l := newRecListener()
+			task, err := NewSinkTask(sinkConfig(c, f, l, "a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = runTask(t, task)()
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Run = %v, want %q", err, tc.wantErr)
+			}
+			l.await(t, "failed")
+			if tc.wantTrace != "" && l.trace != tc.wantTrace {
+				t.Errorf("trace = %q", l.trace)
+			}
+			if stopped := ev.lastIndex("stop") >= 0; stopped != tc.wantStop {
+				t.Errorf("plugin stopped: %v, want %v (%v)", stopped, tc.wantStop, ev.list())
+			}
+			if f.kills() != 1 {
+				t.Errorf("killed %d times", f.kills())
+			}
+		})
+	}
+}
+
+// A Put that hangs past the drain deadline is abandoned and the plugin
+// killed; the task ends STOPPED.
+func TestSinkHungPutIsKilled(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 3)
+	ev := &events{}
+	f := newFakeSink(ev)
+	inPut := make(chan struct{})
+	f.putHook = func(ctx context.Context, _ int, _ []*data.SinkRecord) error {
+		close(inPut)
+		<-ctx.Done() // hang until the runner abandons the call
+		return &wire.Error{Kind: wire.KindTimeout, Message: "call abandoned"}
+	}
+	l := newRecListener()
+	cfg := sinkConfig(c, f, l, "a")
+	cfg.ShutdownTimeout = 300 * time.Millisecond
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	<-inPut
+	start := time.Now()
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("stop took %s", took)
+	}
+	if f.kills() != 1 || ev.lastIndex("stop") >= 0 {
+		t.Errorf("events %v, kills %d", ev.list(), f.kills())
+	}
+	if got := l.list(); got[len(got)-1] != "stopped" {
+		t.Errorf("states %v", got)
+	}
+}
+
+// The Worker service of a sink refuses source calls and has no errant
+// record reporter without error handling.
+func TestSinkWorkerService(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	ev := &events{}
+	f := newFakeSink(ev)
+	l := newRecListener()
+	task, err := NewSinkTask(sinkConfig(c, f, l, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	l.await(t, "running")
+	w := f.workerServer()
+	ctx := context.Background()
+	if _, err := w.SourceOffsets(ctx, &pluginv1.SourceOffsetsRequest{}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("SourceOffsets: %v", err)
+	}
+	if _, err := w.ReportErrantRecord(ctx, &pluginv1.ReportErrantRecordRequest{Topic: "a"}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("ReportErrantRecord: %v", err)
+	}
+	if _, err := w.SetRetryBackoff(ctx, &pluginv1.SetRetryBackoffRequest{BackoffMs: -1}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("SetRetryBackoff(-1): %v", err)
+	}
+	if _, err := w.RaiseError(ctx, &pluginv1.RaiseErrorRequest{Message: "gone", Trace: "tr"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(); err == nil || err.Error() != "gone" {
+		t.Errorf("Run = %v", err)
+	}
+	if l.trace != "tr" {
+		t.Errorf("trace %q", l.trace)
+	}
+}
+
+// With an error handler, ReportErrantRecord reaches it with the consumed
+// record, and a refusal fails the task.
+func TestSinkErrantRecordHook(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 3)
+	ev := &events{}
+	f := newFakeSink(ev)
+	var got []ErrantRecord
+	h := errorHandlerFunc(func(_ context.Context, r ErrantRecord) error {
+		got = append(got, r)
+		if len(got) > 1 {
+			return errors.New("tolerance exceeded")
+		}
+		return nil
+	})
+	f.putHook = func(_ context.Context, call int, recs []*data.SinkRecord) error {
+		r := recs[0]
+		_, err := f.workerServer().ReportErrantRecord(context.Background(), &pluginv1.ReportErrantRecordRequest{
+			Topic: r.OriginalTopic, Partition: r.OriginalPartition, Offset: r.OriginalOffset, Error: "bad row", Trace: "at x"})
+		return err
+	}
+	cfg := sinkConfig(c, f, nil, "a")
+	cfg.MaxPollRecords = 1
+	cfg.Errors = h
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runTask(t, task)()
+	if err == nil || !strings.Contains(err.Error(), "tolerance exceeded") {
+		t.Fatalf("Run = %v", err)
+	}
+	if len(got) != 2 || got[0].Stage != StagePut || got[0].Consumed.Offset != 0 || string(got[0].Consumed.Value) != "a-0-0" ||
+		got[0].Err.Error() != "bad row" || got[0].Trace != "at x" || got[1].Consumed.Offset != 1 {
+		t.Errorf("reports = %+v", got)
+	}
+}
+
+type errorHandlerFunc func(context.Context, ErrantRecord) error
+
+func (f errorHandlerFunc) Handle(ctx context.Context, r ErrantRecord) error { return f(ctx, r) }
+
+// Records a transform drops are not delivered, but count as consumed.
+func TestSinkTransformDrops(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 10)
+	ev := &events{}
+	f := newFakeSink(ev)
+	cfg := sinkConfig(c, f, nil, "a")
+	cfg.Transforms = transformFunc(func(r *data.Record) (*data.Record, error) {
+		if strings.HasSuffix(r.Value.(string), "-9") {
+			return nil, nil
+		}
+		out := *r
+		out.Topic = "renamed"
+		return &out, nil
+	})
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "delivery", func() bool { return len(f.deliveredList()) == 9 })
+	time.Sleep(100 * time.Millisecond)
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.deliveredList() {
+		if r.Topic != "renamed" || r.OriginalTopic != "a" {
+			t.Errorf("record topic %s original %s", r.Topic, r.OriginalTopic)
+		}
+	}
+	if got := committedOffsets(t, c, "connect-snk"); got["a-0"] != 10 {
+		t.Errorf("committed %v, want a-0=10 (the dropped record counts)", got)
+	}
+	var ks []string
+	for k := range deliveredCounts(f.deliveredList()) {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	if len(ks) != 9 || slices.Contains(ks, "a-0@9") {
+		t.Errorf("delivered %v", ks)
+	}
+}
