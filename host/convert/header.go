@@ -71,6 +71,9 @@ const (
 // (inside arrays, maps and structs) quote their strings.
 func appendValues(sb *strings.Builder, s *data.Schema, v any, embedded bool) error {
 	var tmp [48]byte
+	if st, ok := v.(*data.Struct); ok && st == nil {
+		v = nil
+	}
 	switch x := v.(type) {
 	case nil:
 		sb.WriteString("null")

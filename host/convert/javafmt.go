@@ -180,6 +180,9 @@ func javaString(v any) string {
 
 func writeJavaString(sb *strings.Builder, v any) {
 	var tmp [48]byte
+	if st, ok := v.(*data.Struct); ok && st == nil {
+		v = nil
+	}
 	switch x := v.(type) {
 	case nil:
 		sb.WriteString("null")

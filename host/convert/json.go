@@ -402,6 +402,9 @@ func (c *JSONConverter) appendValue(b []byte, s *data.Schema, v any, depth int) 
 		if !ok {
 			return bad()
 		}
+		if st == nil { // a typed nil is a null
+			return c.appendValue(b, s, nil, depth)
+		}
 		if s == nil || (st.Schema() != s && !data.SchemaEqual(st.Schema(), s)) {
 			return nil, dataErr("Mismatching schema.")
 		}

@@ -345,3 +345,52 @@ func TestJSONConfigFromProps(t *testing.T) {
 		t.Errorf("converter.type given by the user: %v", err)
 	}
 }
+
+func TestNilStructIsNull(t *testing.T) {
+	var st *data.Struct
+	b, err := newTestJSON(nil).FromConnectData("t", nil, &data.Schema{Type: data.StructType, Optional: true}, st)
+	if err != nil || string(b) != `{"schema":{"type":"struct","fields":[],"optional":true},"payload":null}` {
+		t.Fatalf("typed nil struct: %s %v", b, err)
+	}
+	if b, err := (SimpleHeaderConverter{}).FromConnectHeader("t", "h", nil, []any{st}); err != nil || string(b) != "[null]" {
+		t.Fatalf("header: %s %v", b, err)
+	}
+	if s := javaString([]any{st}); s != "[null]" {
+		t.Fatalf("javaString: %s", s)
+	}
+}
+
+// One converter serves many goroutines (its caches are shared).
+func TestJSONConcurrentUse(t *testing.T) {
+	c := newTestJSON(func(cfg *JSONConfig) { cfg.SchemasCacheSize = 2 })
+	schemas := []*data.Schema{section62Schema, orderSchema, data.StringSchema, intMapSchema}
+	values := []any{section62Value(), orderValue(), "s", data.Map{{Key: int32(1), Value: "a"}}}
+	done := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := 0; i < 200; i++ {
+				k := (g + i) % len(schemas)
+				b, err := c.FromConnectData("t", nil, schemas[k], values[k])
+				if err != nil {
+					done <- err
+					return
+				}
+				s, v, err := c.ToConnectData("t", nil, b)
+				if err != nil {
+					done <- err
+					return
+				}
+				if !data.SchemaEqual(s, schemas[k]) || !data.ValueEqual(v, values[k]) {
+					done <- errors.New("round trip mismatch for " + string(b))
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

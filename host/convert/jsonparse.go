@@ -85,10 +85,8 @@ type jsonParser struct {
 	buf   []byte
 	pos   int
 	depth int
-	// discard validates without building nodes: the envelope's schema is
-	// only checked for syntax until the schema cache misses.
-	discard int
-	// lazySchema makes the root object's "schema" member a jRaw node.
+	// lazySchema makes the root object's "schema" member a jRaw node: it is
+	// only checked for syntax, and built when the schema cache misses.
 	lazySchema bool
 }
 
@@ -140,22 +138,29 @@ func (p *jsonParser) skipSpace() {
 	}
 }
 
+// value parses one value into n. A nil n validates the value without
+// building anything (no allocation), for the lazily built schema.
 func (p *jsonParser) value(n *jnode) error {
 	if p.pos >= len(p.buf) {
 		return p.fail("unexpected end of input")
 	}
+	var scratch jnode
+	if n == nil {
+		n = &scratch
+	}
+	discard := n == &scratch
 	n.start = p.pos
 	var err error
 	switch c := p.buf[p.pos]; {
 	case c == '{':
-		err = p.object(n)
+		err = p.object(n, discard)
 	case c == '[':
-		err = p.array(n)
+		err = p.array(n, discard)
 	case c == '"':
 		n.kind = jString
-		n.s, err = p.str()
+		n.s, err = p.str(discard)
 	case c == '-' || (c >= '0' && c <= '9'):
-		err = p.number(n)
+		err = p.number(n, discard)
 	case c == 't':
 		n.kind, n.b = jBool, true
 		err = p.literal("true")
@@ -187,7 +192,7 @@ func (p *jsonParser) literal(word string) error {
 	return nil
 }
 
-func (p *jsonParser) number(n *jnode) error {
+func (p *jsonParser) number(n *jnode, discard bool) error {
 	start := p.pos
 	digits := func() int {
 		s := p.pos
@@ -227,14 +232,15 @@ func (p *jsonParser) number(n *jnode) error {
 		return p.fail("number longer than %d characters", maxNumberLen)
 	}
 	n.kind = kind
-	if p.discard == 0 {
+	if !discard {
 		n.s = string(p.buf[start:p.pos])
 	}
 	return nil
 }
 
-// str reads a string literal; p.pos is at the opening quote.
-func (p *jsonParser) str() (string, error) {
+// str reads a string literal; p.pos is at the opening quote. With discard
+// it only validates.
+func (p *jsonParser) str(discard bool) (string, error) {
 	p.pos++
 	start := p.pos
 	// Fast path: no escapes.
@@ -246,7 +252,7 @@ func (p *jsonParser) str() (string, error) {
 				return "", p.fail("invalid UTF-8 in string")
 			}
 			p.pos++
-			if p.discard > 0 {
+			if discard {
 				return "", nil
 			}
 			return string(raw), nil
@@ -349,18 +355,27 @@ func (p *jsonParser) hex4() (rune, error) {
 	return r, nil
 }
 
-// addMember adds a member to an object node. A repeated name keeps its
-// first position and takes the last value, as Jackson's ObjectNode does.
-// index maps names to positions once the object is large; the possibly
-// new index is returned.
+// addMember adds a member to an object node, as settleLast settles it.
 func (n *jnode) addMember(key string, v jnode, index map[string]int) map[string]int {
+	n.keys = append(n.keys, key)
+	n.kids = append(n.kids, v)
+	return n.settleLast(index)
+}
+
+// settleLast handles the member just appended: a repeated name keeps its
+// first position and takes the last value, as Jackson's ObjectNode does.
+// index maps names to positions once the object is large; the possibly new
+// index is returned.
+func (n *jnode) settleLast(index map[string]int) map[string]int {
+	last := len(n.keys) - 1
+	key := n.keys[last]
 	dup := -1
 	if index != nil {
 		if i, ok := index[key]; ok {
 			dup = i
 		}
 	} else {
-		for i, k := range n.keys {
+		for i, k := range n.keys[:last] {
 			if k == key {
 				dup = i
 				break
@@ -368,13 +383,12 @@ func (n *jnode) addMember(key string, v jnode, index map[string]int) map[string]
 		}
 	}
 	if dup >= 0 {
-		n.kids[dup] = v
+		n.kids[dup] = n.kids[last]
+		n.keys, n.kids = n.keys[:last], n.kids[:last]
 		return index
 	}
-	n.keys = append(n.keys, key)
-	n.kids = append(n.kids, v)
 	if index != nil {
-		index[key] = len(n.keys) - 1
+		index[key] = last
 	} else if len(n.keys) > 16 {
 		index = make(map[string]int, 2*len(n.keys))
 		for i, k := range n.keys {
@@ -392,7 +406,7 @@ func (p *jsonParser) enter() error {
 	return nil
 }
 
-func (p *jsonParser) array(n *jnode) error {
+func (p *jsonParser) array(n *jnode, discard bool) error {
 	if err := p.enter(); err != nil {
 		return err
 	}
@@ -406,16 +420,13 @@ func (p *jsonParser) array(n *jnode) error {
 	}
 	for {
 		p.skipSpace()
-		if p.discard > 0 {
-			var tmp jnode
-			if err := p.value(&tmp); err != nil {
-				return err
-			}
-		} else {
+		var kid *jnode
+		if !discard {
 			n.kids = append(n.kids, jnode{})
-			if err := p.value(&n.kids[len(n.kids)-1]); err != nil {
-				return err
-			}
+			kid = &n.kids[len(n.kids)-1]
+		}
+		if err := p.value(kid); err != nil {
+			return err
 		}
 		p.skipSpace()
 		if p.pos >= len(p.buf) {
@@ -434,7 +445,7 @@ func (p *jsonParser) array(n *jnode) error {
 	}
 }
 
-func (p *jsonParser) object(n *jnode) error {
+func (p *jsonParser) object(n *jnode, discard bool) error {
 	if err := p.enter(); err != nil {
 		return err
 	}
@@ -452,7 +463,7 @@ func (p *jsonParser) object(n *jnode) error {
 		if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
 			return p.fail("expected a double-quoted member name")
 		}
-		key, err := p.str()
+		key, err := p.str(discard)
 		if err != nil {
 			return err
 		}
@@ -462,23 +473,29 @@ func (p *jsonParser) object(n *jnode) error {
 		}
 		p.pos++
 		p.skipSpace()
-		var v jnode
-		lazy := p.lazySchema && p.depth == 1 && key == "schema"
-		if lazy || p.discard > 0 {
-			p.discard++
-		}
-		err = p.value(&v)
-		if lazy || p.discard > 0 {
-			p.discard--
-		}
-		if err != nil {
-			return err
-		}
-		if lazy && v.kind != jNull {
-			v.kind = jRaw
-		}
-		if p.discard == 0 {
+		if discard {
+			if err := p.value(nil); err != nil {
+				return err
+			}
+		} else if p.lazySchema && p.depth == 1 && key == "schema" {
+			v := jnode{kind: jRaw, start: p.pos}
+			if p.pos < len(p.buf) && p.buf[p.pos] == 'n' {
+				v.kind = jNull
+			}
+			if err := p.value(nil); err != nil {
+				return err
+			}
+			v.end = p.pos
 			index = n.addMember(key, v, index)
+		} else {
+			// Parse into a new last slot, then let addMember settle a
+			// repeated name; parsing into a local would move it to the heap.
+			n.keys = append(n.keys, key)
+			n.kids = append(n.kids, jnode{})
+			if err := p.value(&n.kids[len(n.kids)-1]); err != nil {
+				return err
+			}
+			index = n.settleLast(index)
 		}
 		p.skipSpace()
 		if p.pos >= len(p.buf) {

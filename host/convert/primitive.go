@@ -289,13 +289,17 @@ func (c BooleanConverter) ToConnectHeader(topic, _ string, b []byte) (*data.Sche
 	return c.ToConnectData(topic, nil, b)
 }
 
+// upperTypeNames are the schema types as Kafka prints Schema.Type.
+var upperTypeNames = map[data.Type]string{
+	data.Int8: "INT8", data.Int16: "INT16", data.Int32: "INT32", data.Int64: "INT64",
+	data.Float32: "FLOAT32", data.Float64: "FLOAT64", data.Boolean: "BOOLEAN", data.String: "STRING",
+	data.Bytes: "BYTES", data.Array: "ARRAY", data.MapType: "MAP", data.StructType: "STRUCT",
+}
+
 // upperType is the schema type as Kafka prints Schema.Type ("INT32").
 func upperType(t data.Type) string {
-	b := []byte(t.String())
-	for i, c := range b {
-		if c >= 'a' && c <= 'z' {
-			b[i] = c - 'a' + 'A'
-		}
+	if n, ok := upperTypeNames[t]; ok {
+		return n
 	}
-	return string(b)
+	return t.String()
 }
