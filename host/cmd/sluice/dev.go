@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/sluice-io/sluice/host/config"
+	"github.com/sluice-io/sluice/host/worker"
+)
+
+// The demo pipeline of sluice dev: made-up orders from the bundled datagen
+// connector into a topic, and from the topic into a file with Kafka's
+// FileStreamSink (bundled plugins/file). Adjust here if a class is renamed.
+const (
+	demoTopic      = "demo-orders"
+	demoSourceName = "demo-orders"
+	demoSinkName   = "demo-file-sink"
+	demoOutputFile = "demo-orders.txt"
+	// The classes the demo needs, and where they come from.
+	demoSourceClass = "io.sluice.connect.datagen.DatagenConnector" // plugins/datagen
+	demoSinkClass   = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+)
+
+// demoConnectors are the demo's connector configs; dir is the dev
+// directory the output file goes to.
+func demoConnectors(dir string) []*config.ConnectorFile {
+	return []*config.ConnectorFile{
+		{Name: demoSourceName, Config: map[string]string{
+			"name":            demoSourceName,
+			"connector.class": demoSourceClass,
+			"kafka.topic":     demoTopic,
+			"quickstart":      "orders",
+			"key.field":       "orderid",
+			"max.interval":    "500",
+			"tasks.max":       "1",
+		}},
+		{Name: demoSinkName, Config: map[string]string{
+			"name":            demoSinkName,
+			"connector.class": demoSinkClass,
+			"topics":          demoTopic,
+			"file":            filepath.Join(dir, demoOutputFile),
+			// The topic holds JSON text: write it as it is, one per line.
+			"value.converter": "org.apache.kafka.connect.storage.StringConverter",
+		}},
+	}
+}
+
+// runDev runs an embedded Kafka broker (franz-go's kfake, in this process),
+// a standalone worker on it and, unless --demo=false, the demo pipeline.
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sluice dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	demo := fs.Bool("demo", true, "run the demo pipeline (datagen -> topic -> file)")
+	restAddr := fs.String("rest", "127.0.0.1:8083", "host:port of the REST API")
+	pluginPath := fs.String("plugin-path", "", "plugin directories, comma-separated (bin/plugins next to the binary is always searched)")
+	kafkaPort := fs.Int("kafka-port", 0, "port of the embedded Kafka broker; 0 picks a free one")
+	dirFlag := fs.String("dir", "", "directory for the offsets file and the demo output; default: a temporary directory removed on exit")
+	logLevel := fs.String("log-level", "INFO", "worker log level (TRACE, DEBUG, INFO, WARN, ERROR)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: sluice dev [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	if _, _, err := net.SplitHostPort(*restAddr); err != nil {
+		fmt.Fprintf(stderr, "sluice dev: --rest %q: want host:port\n", *restAddr)
+		return exitUsage
+	}
+
+	dir := *dirFlag
+	if dir == "" {
+		d, err := os.MkdirTemp("", "sluice-dev-")
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice dev: %v\n", err)
+			return exitStartup
+		}
+		dir = d
+		defer os.RemoveAll(d)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "sluice dev: --dir: %v\n", err)
+		return exitStartup
+	}
+
+	kopts := []kfake.Opt{kfake.NumBrokers(1), kfake.ClusterID("sluice-dev"), kfake.AllowAutoTopicCreation(), kfake.Ports(*kafkaPort)}
+	if *demo {
+		kopts = append(kopts, kfake.SeedTopics(1, demoTopic))
+	}
+	cluster, err := kfake.NewCluster(kopts...)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice dev: start the embedded Kafka broker: %v\n", err)
+		return exitStartup
+	}
+	defer cluster.Close()
+	seeds := strings.Join(cluster.ListenAddrs(), ",")
+
+	props := map[string]string{
+		config.BootstrapServers:          seeds,
+		config.KeyConverter:              "org.apache.kafka.connect.storage.StringConverter",
+		config.ValueConverter:            "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter.schemas.enable": "false",
+		config.OffsetStorageFileFilename: filepath.Join(dir, "offsets.json"),
+		config.OffsetFlushIntervalMs:     "5000",
+		config.Listeners:                 "http://" + *restAddr,
+		config.LogLevel:                  *logLevel,
+	}
+	if *pluginPath != "" {
+		props[config.PluginPath] = *pluginPath
+	}
+	// CONNECT_* variables apply here too, as for any worker.
+	for k, v := range config.EnvOverrides(os.Environ(), config.EnvPrefix) {
+		props[k] = v
+	}
+	cfg, err := config.ParseWorker(props, true)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice dev: %v\n", err)
+		return exitStartup
+	}
+	w, err := worker.NewStandalone(cfg, worker.Options{Version: Version, Commit: commit(), LogOutput: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice dev: %v\n", err)
+		return exitStartup
+	}
+
+	var files []*config.ConnectorFile
+	var names []string
+	if *demo {
+		files = demoConnectors(dir)
+		names = []string{"demo connector " + demoSourceName, "demo connector " + demoSinkName}
+	}
+	h := hooks{
+		started: func() error {
+			if !*demo {
+				return nil
+			}
+			return checkDemoClasses(ctx, w)
+		},
+		ready: func() error {
+			printBanner(stdout, w, seeds, dir, *demo, *dirFlag == "")
+			return nil
+		},
+	}
+	return serve(ctx, w, files, names, stderr, h)
+}
+
+// checkDemoClasses says plainly what is missing when the bundled plugins
+// are not where the worker looks.
+func checkDemoClasses(ctx context.Context, w *worker.Worker) error {
+	plugins, err := w.Herder().Plugins(ctx, true)
+	if err != nil {
+		return err
+	}
+	var have []string
+	for _, p := range plugins {
+		have = append(have, p.Class)
+	}
+	var missing []string
+	for _, c := range []string{demoSourceClass, demoSinkClass} {
+		if !slices.Contains(have, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the demo pipeline needs the connector classes %s, which no plugin in plugin.path serves "+
+		"(found: %s). Build the bundled plugins with `make build` (they go to bin/plugins, next to bin/sluice) "+
+		"or pass --plugin-path DIR; --demo=false starts without the demo",
+		strings.Join(missing, " and "), orNone(have))
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func printBanner(out io.Writer, w *worker.Worker, seeds, dir string, demo, temp bool) {
+	url := "http://127.0.0.1:8083"
+	if addrs := w.RESTAddrs(); len(addrs) > 0 {
+		url = addrs[0]
+	}
+	// A REST API on every interface is reached at localhost.
+	if u := strings.TrimPrefix(url, "http://"); strings.HasPrefix(u, "0.0.0.0:") || strings.HasPrefix(u, "[::]:") {
+		_, port, _ := net.SplitHostPort(u)
+		url = "http://localhost:" + port
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "Sluice dev is running (Ctrl-C to stop).")
+	fmt.Fprintf(out, "  Kafka (embedded, in this process): %s\n", seeds)
+	fmt.Fprintf(out, "  REST API (Kafka Connect's):        %s\n", url)
+	fmt.Fprintf(out, "  Offsets file:                      %s\n", filepath.Join(dir, "offsets.json"))
+	if demo {
+		outFile := filepath.Join(dir, demoOutputFile)
+		fmt.Fprintf(out, "  Demo pipeline:  %s (datagen, orders) -> topic %s -> %s (FileStreamSink)\n", demoSourceName, demoTopic, demoSinkName)
+		fmt.Fprintf(out, "  Output file:    %s\n", outFile)
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, "Try:")
+		fmt.Fprintf(out, "  tail -f %s\n", outFile)
+		fmt.Fprintf(out, "  curl -s '%s/connectors?expand=status'\n", url)
+		fmt.Fprintf(out, "  curl -s -X PUT %s/connectors/%s/pause\n", url, demoSourceName)
+		fmt.Fprintf(out, "  sluice connectors list --url %s --expand status\n", url)
+	} else {
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, "Try:")
+		fmt.Fprintf(out, "  curl -s %s/connector-plugins\n", url)
+	}
+	if temp {
+		fmt.Fprintf(out, "(%s is removed on exit; --dir keeps it.)\n", dir)
+	}
+	fmt.Fprintln(out)
+}

@@ -1,0 +1,102 @@
+// Command sluice is the Sluice worker and its command-line client; see
+// doc.go.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"slices"
+	"syscall"
+
+	"github.com/sluice-io/sluice/host/cli"
+)
+
+// Version is the Sluice release; release builds set it with
+// -ldflags "-X main.Version=1.2.3".
+var Version = "0.1.0-dev"
+
+// Exit statuses of the worker commands.
+const (
+	exitOK      = 0
+	exitUsage   = 2
+	exitStartup = 3 // as connect-standalone: bad config, connector, Kafka
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `Usage: sluice <command> [arguments]
+
+Worker:
+  standalone WORKER.properties [CONNECTOR.properties|CONNECTOR.json ...]
+                 run a standalone worker, as connect-standalone does
+  dev [--demo=false] [--rest 127.0.0.1:8083] [--plugin-path DIR[,DIR]]
+                 an embedded Kafka broker, a worker and a demo pipeline:
+                 no Kafka, Java or config file needed
+  version        print the version
+
+Client of a worker's REST API (--url, default $SLUICE_URL or http://localhost:8083):
+  connectors, plugins, validate, loggers    (sluice help for the details)
+`
+
+// run dispatches one command line (without the binary name).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch cmd := args[0]; {
+	case cmd == "standalone":
+		return runStandalone(ctx, args[1:], stdout, stderr)
+	case cmd == "dev":
+		return runDev(ctx, args[1:], stdout, stderr)
+	case cmd == "version" || cmd == "--version":
+		fmt.Fprintf(stdout, "sluice %s%s\n", Version, commitSuffix())
+		return exitOK
+	case cmd == "help" || cmd == "-h" || cmd == "--help":
+		fmt.Fprint(stdout, usage)
+		fmt.Fprintln(stdout)
+		return cli.Run(ctx, []string{"help"}, stdout, stderr)
+	case slices.Contains(cli.Commands, cmd) || cmd == "connector":
+		return cli.Run(ctx, args, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "sluice: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+}
+
+// commit is the VCS revision the binary was built from, when Go recorded it.
+func commit() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" && dirty {
+		rev += "-dirty"
+	}
+	return rev
+}
+
+func commitSuffix() string {
+	if c := commit(); c != "" {
+		return " (" + c + ")"
+	}
+	return ""
+}

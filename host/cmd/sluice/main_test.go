@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// pluginDir holds the bundled plugins, built once for the package.
+var pluginDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sluice-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	pluginDir = dir
+	for _, p := range []string{"file", "datagen"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "sluice-"+p), "../../../plugins/"+p)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build plugins/%s: %v\n", p, err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// lockedBuffer collects output written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// freeAddr returns a local address nobody listens on (a small race with
+// other processes is acceptable in tests).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func write(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runBg runs a command line in the background; stop cancels it and
+// returns its exit status.
+func runBg(t *testing.T, args ...string) (stdout, stderr *lockedBuffer, stop func() int, done <-chan int) {
+	t.Helper()
+	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan int, 1)
+	go func() { ch <- run(ctx, args, stdout, stderr) }()
+	var once sync.Once
+	code := -1
+	stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-ch:
+			case <-time.After(60 * time.Second):
+				t.Errorf("command did not end after cancel; output:\n%s", stderr)
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { stop() })
+	return stdout, stderr, stop, ch
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if v != nil && resp.StatusCode == 200 {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("GET %s: %v: %s", url, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func waitFor(t *testing.T, what string, done <-chan int, stderr *lockedBuffer, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		select {
+		case code := <-done:
+			t.Fatalf("command ended with %d while waiting for %s:\n%s", code, what, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; output:\n%s", what, stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestUsageAndVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), nil, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "standalone WORKER.properties") {
+		t.Fatalf("no args: %d %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"frobnicate"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), `unknown command "frobnicate"`) {
+		t.Fatalf("unknown command: %d %q", code, errb.String())
+	}
+	if code := run(context.Background(), []string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "sluice "+Version) {
+		t.Fatalf("version: %d %q", code, out.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"standalone"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "Usage: sluice standalone") {
+		t.Fatalf("standalone without args: %d %q", code, errb.String())
+	}
+}
+
+// The REST client commands are handed to host/cli.
+func TestClientCommandsDispatch(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"connectors", "list", "--url", "http://" + freeAddr(t), "--timeout", "2s"}, &out, &errb)
+	if code != 1 || errb.Len() == 0 {
+		t.Fatalf("connectors list against nothing: %d %q %q", code, out.String(), errb.String())
+	}
+}
+
+func workerProps(t *testing.T, dir, seeds, rest string) string {
+	return write(t, dir, "worker.properties", fmt.Sprintf(`bootstrap.servers=%s
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+offset.storage.file.filename=%s
+offset.flush.interval.ms=500
+listeners=http://%s
+plugin.path=%s
+`, seeds, filepath.Join(dir, "offsets"), rest, pluginDir))
+}
+
+func TestStandaloneBadInputExits3(t *testing.T) {
+	dir := t.TempDir()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	seeds := strings.Join(cluster.ListenAddrs(), ",")
+	good := workerProps(t, dir, seeds, freeAddr(t))
+	cases := []struct {
+		name  string
+		args  func() []string
+		wants []string
+	}{
+		{"malformed worker properties", func() []string {
+			return []string{write(t, dir, "w1.properties", "a=1\nb=\\u12zz\n")}
+		}, []string{"w1.properties", "line 2"}},
+		{"missing worker settings", func() []string {
+			return []string{write(t, dir, "w2.properties", "bootstrap.servers=x:1\n")}
+		}, []string{`"key.converter"`, `"value.converter"`, `"offset.storage.file.filename"`}},
+		{"malformed connector JSON", func() []string {
+			return []string{good, write(t, dir, "c1.json", "{\"name\": \"a\",\n \"connector.class\": }\n")}
+		}, []string{"c1.json", "line 2"}},
+		{"connector file without a name", func() []string {
+			return []string{good, write(t, dir, "c2.properties", "connector.class=FileStreamSource\n")}
+		}, []string{"c2.properties", `no "name"`}},
+		{"unknown connector class", func() []string {
+			return []string{good, write(t, dir, "c3.properties", "name=c3\nconnector.class=FileStreamSorce\n")}
+		}, []string{"c3.properties", "Failed to find any class that implements Connector and which name matches FileStreamSorce", "FileStreamSource"}},
+		{"missing connector setting", func() []string {
+			return []string{good, write(t, dir, "c4.json", `{"name":"c4","config":{"connector.class":"FileStreamSink"}}`)}
+		}, []string{"c4.json", "Must configure one of topics or topics.regex"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append([]string{"standalone"}, c.args()...), &out, &errb)
+			if code != exitStartup {
+				t.Fatalf("exit %d, want 3; stderr:\n%s", code, errb.String())
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(errb.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errb.String())
+				}
+			}
+		})
+	}
+}
+
+// TestStandaloneRuns runs connect-standalone's file-to-file pipeline:
+// FileStreamSource -> topic -> FileStreamSink, connectors from files.
+func TestStandaloneRuns(t *testing.T) {
+	dir := t.TempDir()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "lines"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	rest := freeAddr(t)
+	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
+	var lines []string
+	for i := range 500 {
+		lines = append(lines, "line "+strconv.Itoa(i))
+	}
+	write(t, dir, "in.txt", strings.Join(lines, "\n")+"\n")
+	src := write(t, dir, "source.properties", "name=src\nconnector.class=FileStreamSource\ntopic=lines\nfile="+in+"\n")
+	sink := write(t, dir, "sink.json", fmt.Sprintf(`{"name":"sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","topics":"lines","file":%q}}`, out))
+
+	_, stderr, stop, done := runBg(t, "standalone", workerProps(t, dir, strings.Join(cluster.ListenAddrs(), ","), rest), src, sink)
+	waitFor(t, "health", done, stderr, func() bool { return getJSON(t, "http://"+rest+"/health", nil) == 200 })
+	var names []string
+	getJSON(t, "http://"+rest+"/connectors", &names)
+	if strings.Join(names, ",") != "sink,src" {
+		t.Fatalf("connectors %v", names)
+	}
+	waitFor(t, "the output file", done, stderr, func() bool {
+		b, _ := os.ReadFile(out)
+		return string(b) == strings.Join(lines, "\n")+"\n"
+	})
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d after SIGINT; output:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr.String(), "worker stopped") {
+		t.Fatalf("no clean stop in the log:\n%s", stderr)
+	}
+}
+
+func TestDevRunsDemo(t *testing.T) {
+	dir := t.TempDir()
+	rest := freeAddr(t)
+	stdout, stderr, stop, done := runBg(t, "dev", "--rest", rest, "--plugin-path", pluginDir, "--dir", dir, "--log-level", "WARN")
+	waitFor(t, "the banner", done, stderr, func() bool { return strings.Contains(stdout.String(), "Output file:") })
+	for _, want := range []string{"http://" + rest, filepath.Join(dir, demoOutputFile), "curl -s 'http://" + rest + "/connectors?expand=status'"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("banner lacks %q:\n%s", want, stdout)
+		}
+	}
+	waitFor(t, "demo records in the output file", done, stderr, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, demoOutputFile))
+		return bytes.Count(b, []byte("\n")) >= 3
+	})
+	b, _ := os.ReadFile(filepath.Join(dir, demoOutputFile))
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	var order map[string]any
+	if err := json.Unmarshal(first, &order); err != nil || order["orderid"] == nil {
+		t.Fatalf("first output line %q: %v", first, err)
+	}
+	var st map[string]struct {
+		Status struct {
+			Connector struct{ State string } `json:"connector"`
+		} `json:"status"`
+	}
+	getJSON(t, "http://"+rest+"/connectors?expand=status", &st)
+	if st[demoSourceName].Status.Connector.State != "RUNNING" || st[demoSinkName].Status.Connector.State != "RUNNING" {
+		t.Fatalf("statuses %+v", st)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, stderr)
+	}
+}
+
+func TestDevWithoutPluginsSaysWhatIsMissing(t *testing.T) {
+	empty := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"dev", "--rest", freeAddr(t), "--plugin-path", empty}, &out, &errb)
+	if code != exitStartup || !strings.Contains(errb.String(), "make build") || !strings.Contains(errb.String(), demoSourceClass) {
+		t.Fatalf("exit %d; stderr:\n%s", code, errb.String())
+	}
+	// Without the demo, the same worker starts fine.
+	stdout, stderr, stop, done := runBg(t, "dev", "--demo=false", "--rest", freeAddr(t), "--plugin-path", empty)
+	waitFor(t, "the banner", done, stderr, func() bool { return strings.Contains(stdout.String(), "Sluice dev is running") })
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sluice-io/sluice/host/config"
+	"github.com/sluice-io/sluice/host/worker"
+)
+
+// shutdownTimeout bounds a worker's shutdown after SIGINT/SIGTERM: the
+// tasks' drain (task.shutdown.graceful.timeout.ms) fits well within it.
+const shutdownTimeout = 60 * time.Second
+
+// runStandalone is connect-standalone: the worker properties, then the
+// connector files, created one after the other before the worker reports
+// ready. Any failure on the way ends the process with status 3 and a
+// message naming the file, the line or the setting.
+func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sluice standalone", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: sluice standalone WORKER.properties [CONNECTOR.properties|CONNECTOR.json ...]")
+		fmt.Fprintln(stderr, "Worker properties may be overridden by CONNECT_* environment variables (CONNECT_BOOTSTRAP_SERVERS sets bootstrap.servers).")
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() < 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	cfg, err := config.LoadWorker(fs.Arg(0), os.Environ(), true)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice standalone: %v\n", err)
+		return exitStartup
+	}
+	// Read every connector file first: a typo in the last one should not
+	// cost a worker start.
+	paths := fs.Args()[1:]
+	files := make([]*config.ConnectorFile, len(paths))
+	for i, p := range paths {
+		if files[i], err = config.ReadConnectorFile(p); err != nil {
+			fmt.Fprintf(stderr, "sluice standalone: %v\n", err)
+			return exitStartup
+		}
+	}
+	w, err := worker.NewStandalone(cfg, worker.Options{Version: Version, Commit: commit(), LogOutput: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice standalone: %v\n", err)
+		return exitStartup
+	}
+	return serve(ctx, w, files, paths, stderr, hooks{})
+}
+
+// hooks let a command act at points of serve; nil hooks do nothing.
+type hooks struct {
+	// started runs once the worker listens, before the connectors exist.
+	started func() error
+	// ready runs once the worker is ready.
+	ready func() error
+}
+
+// serve starts w, creates the connectors, reports ready and runs until ctx
+// ends; then it shuts the worker down.
+func serve(ctx context.Context, w *worker.Worker, files []*config.ConnectorFile, paths []string, stderr io.Writer, h hooks) int {
+	shutdown := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := w.Shutdown(sctx); err != nil {
+			fmt.Fprintf(stderr, "sluice: shutdown: %v\n", err)
+		}
+	}
+	if err := w.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "sluice: start the worker: %v\n", err)
+		shutdown()
+		return exitStartup
+	}
+	if h.started != nil {
+		if err := h.started(); err != nil {
+			fmt.Fprintf(stderr, "sluice: %v\n", err)
+			shutdown()
+			return exitStartup
+		}
+	}
+	if err := w.AddConnectors(ctx, files, paths); err != nil {
+		fmt.Fprintf(stderr, "sluice: %v\n", err)
+		shutdown()
+		return exitStartup
+	}
+	w.MarkReady()
+	if h.ready != nil {
+		if err := h.ready(); err != nil {
+			fmt.Fprintf(stderr, "sluice: %v\n", err)
+			shutdown()
+			return exitStartup
+		}
+	}
+	w.Logger().Info("worker ready", "rest", w.RESTAddrs())
+	<-ctx.Done()
+	w.Logger().Info("shutting down")
+	shutdown()
+	return exitOK
+}
