@@ -94,11 +94,15 @@ func (p *propParser) err(kind string) error {
 // ProducerOptions maps Kafka producer properties (names without prefix) to
 // franz-go options. acks other than all turns idempotence off unless
 // enable.idempotence=true asks for it, which is then an error, as in Kafka.
+// max.in.flight.requests.per.connection applies without idempotence; with
+// it, franz-go keeps order with up to 5 requests in flight, and more is an
+// error, as in Kafka.
 func ProducerOptions(props map[string]string) (ClientSettings, error) {
 	var s ClientSettings
 	p := &propParser{props: props}
 	idem, idemSet := true, false
 	acks := "all"
+	inflight := int64(0)
 	for _, name := range slices.Sorted(maps.Keys(props)) {
 		v := strings.TrimSpace(props[name])
 		switch name {
@@ -142,7 +146,7 @@ func ProducerOptions(props map[string]string) (ClientSettings, error) {
 			s.Opts = append(s.Opts, kgo.ProducerBatchCompression(c))
 		case "max.in.flight.requests.per.connection":
 			if n, ok := p.int(name, 1, 1<<20); ok {
-				s.Opts = append(s.Opts, kgo.MaxProduceRequestsInflightPerBroker(int(n)))
+				inflight = n
 			}
 		case "client.id":
 			s.Opts = append(s.Opts, kgo.ClientID(v))
@@ -180,9 +184,17 @@ func ProducerOptions(props map[string]string) (ClientSettings, error) {
 		}
 		idem = false
 	}
-	if !idem {
+	switch {
+	case !idem:
 		s.Opts = append(s.Opts, kgo.DisableIdempotentWrite())
+		if inflight > 0 {
+			s.Opts = append(s.Opts, kgo.MaxProduceRequestsInflightPerBroker(int(inflight)))
+		}
+	case inflight > 5:
+		p.errs = append(p.errs, fmt.Sprintf("idempotence needs max.in.flight.requests.per.connection <= 5, not %d", inflight))
 	}
+	// With idempotence franz-go keeps up to 5 requests in flight and the
+	// order of records, so the setting needs no option then.
 	return s, p.err("producer")
 }
 

@@ -686,3 +686,43 @@ func TestSinkTransformDrops(t *testing.T) {
 		t.Errorf("delivered %v", ks)
 	}
 }
+
+// Lost partitions are closed without a commit (they may be someone else's
+// already) and nothing more of them is delivered.
+func TestSinkLostPartitionsCloseWithoutCommit(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 2})
+	produceTo(t, c, "a", 0, 0, 5)
+	produceTo(t, c, "a", 1, 0, 5)
+	ev := &events{}
+	f := newFakeSink(ev)
+	task, err := NewSinkTask(sinkConfig(c, f, nil, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "delivery", func() bool { return len(f.deliveredList()) == 10 })
+	before := len(ev.list())
+	task.(*sinkTask).onLost(context.Background(), nil, map[string][]int32{"a": {0}})
+	after := ev.list()[before:]
+	if !slices.Equal(after, []string{"close a-0"}) {
+		t.Errorf("events on loss = %v, want only the close", after)
+	}
+	as, _ := f.workerServer().Assignment(context.Background(), &pluginv1.AssignmentRequest{})
+	if tpsString(as.Partitions) != "a-1" {
+		t.Errorf("assignment after loss = %s", tpsString(as.Partitions))
+	}
+	if got := committedOffsets(t, c, "connect-snk"); len(got) != 0 {
+		t.Errorf("committed %v", got)
+	}
+	produceTo(t, c, "a", 0, 5, 5)
+	produceTo(t, c, "a", 1, 5, 5)
+	eventually(t, "a-1 moves", func() bool { return len(f.deliveredList()) == 15 })
+	time.Sleep(200 * time.Millisecond)
+	if n := deliveredCounts(f.deliveredList())["a-0@5"]; n != 0 {
+		t.Errorf("a lost partition was delivered")
+	}
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,136 @@
+package runtime
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func newTestClient(t *testing.T, opts []kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+type optWant struct {
+	name string
+	opt  any
+	want any
+}
+
+func checkOpts(t *testing.T, cl *kgo.Client, ws []optWant) {
+	t.Helper()
+	for _, w := range ws {
+		if got := cl.OptValue(w.opt); fmt.Sprint(got) != fmt.Sprint(w.want) {
+			t.Errorf("%s = %v, want %v", w.name, got, w.want)
+		}
+	}
+}
+
+func TestClientProperties(t *testing.T) {
+	worker := map[string]string{"producer.linger.ms": "5", "producer.acks": "1", "consumer.max.poll.records": "10", "bootstrap.servers": "x", "producer.": "empty"}
+	conn := map[string]string{"producer.override.acks": "all", "consumer.override.max.poll.records": "20", "name": "c"}
+	got := ClientProperties(worker, conn, "producer")
+	if fmt.Sprint(got) != "map[acks:all linger.ms:5]" {
+		t.Errorf("producer properties = %v", got)
+	}
+	if got := ClientProperties(worker, conn, "consumer"); fmt.Sprint(got) != "map[max.poll.records:20]" {
+		t.Errorf("consumer properties = %v", got)
+	}
+}
+
+func TestProducerOptions(t *testing.T) {
+	s, err := ProducerOptions(map[string]string{
+		"acks": "all", "linger.ms": "25", "compression.type": "zstd", "max.in.flight.requests.per.connection": "3",
+		"client.id": "connector-producer-c-0", "max.request.size": "2097152", "batch.size": "16384",
+		"delivery.timeout.ms": "120000", "retries": "7", "key.serializer": "org.apache.kafka.common.serialization.ByteArraySerializer",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Ignored, []string{"batch.size", "key.serializer"}) {
+		t.Errorf("ignored = %v", s.Ignored)
+	}
+	cl := newTestClient(t, s.Opts)
+	checkOpts(t, cl, []optWant{
+		{"linger", kgo.ProducerLinger, 25 * time.Millisecond},
+		{"batch max bytes", kgo.ProducerBatchMaxBytes, int32(2097152)},
+		{"delivery timeout", kgo.RecordDeliveryTimeout, 120 * time.Second},
+		{"retries", kgo.RecordRetries, int64(7)},
+		{"idempotence off", kgo.DisableIdempotentWrite, false},
+	})
+	if got := cl.OptValue(kgo.ClientID); got != "connector-producer-c-0" {
+		t.Errorf("client id = %v", got)
+	}
+	if got := fmt.Sprint(cl.OptValue(kgo.ProducerBatchCompression)); !strings.Contains(got, "4") {
+		t.Errorf("compression = %v", got)
+	}
+
+	// acks=1 turns idempotence off; asking for it explicitly is an error.
+	s, err = ProducerOptions(map[string]string{"acks": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ProducerOptions(map[string]string{"max.in.flight.requests.per.connection": "6"}); err == nil {
+		t.Error("6 requests in flight with idempotence accepted")
+	}
+	s, err = ProducerOptions(map[string]string{"acks": "1", "max.in.flight.requests.per.connection": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl = newTestClient(t, s.Opts)
+	checkOpts(t, cl, []optWant{
+		{"idempotence off", kgo.DisableIdempotentWrite, true},
+		{"in flight", kgo.MaxProduceRequestsInflightPerBroker, 3},
+	})
+	if _, err := ProducerOptions(map[string]string{"acks": "0", "enable.idempotence": "true"}); err == nil {
+		t.Error("acks=0 with enable.idempotence=true accepted")
+	}
+	_, err = ProducerOptions(map[string]string{"linger.ms": "soon", "compression.type": "brotli", "acks": "2"})
+	for _, want := range []string{`linger.ms="soon"`, `compression.type="brotli"`, `acks="2"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+}
+
+func TestConsumerOptions(t *testing.T) {
+	s, err := ConsumerOptions(map[string]string{
+		"max.poll.records": "42", "group.id": "custom", "fetch.min.bytes": "100", "fetch.max.wait.ms": "250",
+		"auto.offset.reset": "latest", "isolation.level": "read_committed", "session.timeout.ms": "30000",
+		"heartbeat.interval.ms": "1000", "max.poll.interval.ms": "120000", "enable.auto.commit": "true",
+		"group.instance.id": "i-1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MaxPollRecords != 42 || s.GroupID != "custom" || !slices.Equal(s.Ignored, []string{"enable.auto.commit"}) {
+		t.Errorf("settings = %+v", s)
+	}
+	cl := newTestClient(t, s.Opts)
+	checkOpts(t, cl, []optWant{
+		{"fetch min bytes", kgo.FetchMinBytes, int32(100)},
+		{"fetch max wait", kgo.FetchMaxWait, 250 * time.Millisecond},
+		{"session timeout", kgo.SessionTimeout, 30 * time.Second},
+		{"heartbeat", kgo.HeartbeatInterval, time.Second},
+		{"rebalance timeout", kgo.RebalanceTimeout, 120 * time.Second},
+		{"instance id", kgo.InstanceID, "i-1"},
+	})
+	if got := cl.OptValue(kgo.ConsumeResetOffset).(kgo.Offset); got.String() != kgo.NewOffset().AtEnd().String() {
+		t.Errorf("reset offset = %v", got)
+	}
+	if got := cl.OptValue(kgo.FetchIsolationLevel); got != int8(1) {
+		t.Errorf("isolation = %v, want 1 (read_committed)", got)
+	}
+	if _, err := ConsumerOptions(map[string]string{"auto.offset.reset": "smallest"}); err == nil {
+		t.Error("auto.offset.reset=smallest accepted")
+	}
+}
