@@ -252,7 +252,11 @@ func (h *Standalone) startTask(ctx context.Context, c *conn, n int, cfg map[stri
 	spec := TaskSpec{ID: TaskID{Connector: c.name, Task: n}, Class: c.class, ConnectorConfig: maps.Clone(c.config), TaskConfig: maps.Clone(cfg)}
 	c.mu.Unlock()
 	t := &task{id: spec.ID, done: make(chan struct{}), state: state}
-	runner, err := h.in.NewTask(ctx, spec, &taskListener{c: c, t: t})
+	var topics []string
+	if spec.Class.Type == TypeSink && !h.opts.TopicTrackingDisabled {
+		topics = splitList(cfg[KeyTopics])
+	}
+	runner, err := h.in.NewTask(ctx, spec, &taskListener{c: c, t: t, topics: topics})
 	if err != nil {
 		h.log.Error("task failed to start", "task", t.id.String(), "error", err)
 		t.state, t.trace = StateFailed, traceOf(err)
@@ -347,9 +351,20 @@ func (h *Standalone) stopTasks(c *conn, tasks []*task, why string) {
 type taskListener struct {
 	c *conn
 	t *task
+	// topics are a sink task's configured topics, active once it runs.
+	topics []string
 }
 
-func (l *taskListener) OnRunning() { l.set(StateRunning, "") }
+func (l *taskListener) OnRunning() {
+	l.set(StateRunning, "")
+	if len(l.topics) > 0 {
+		l.c.mu.Lock()
+		for _, tp := range l.topics {
+			l.c.topics[tp] = struct{}{}
+		}
+		l.c.mu.Unlock()
+	}
+}
 func (l *taskListener) OnPaused()  { l.set(StatePaused, "") }
 func (l *taskListener) OnStopped() { l.set(StateUnassigned, "") }
 func (l *taskListener) OnFailed(err error, trace string) {

@@ -56,6 +56,12 @@ type StandaloneOptions struct {
 	// lists with connectorsOnly=false (converters, transforms, predicates).
 	OtherPlugins func() []PluginInfo
 
+	// TopicTrackingDisabled is topic.tracking.enable=false: the active
+	// topics endpoints answer 403.
+	TopicTrackingDisabled bool
+	// TopicResetDisabled is topic.tracking.allow.reset=false.
+	TopicResetDisabled bool
+
 	// TaskShutdownTimeout is task.shutdown.graceful.timeout.ms: how long all
 	// the tasks being stopped together get to drain before they are killed.
 	TaskShutdownTimeout time.Duration
@@ -380,6 +386,9 @@ func (h *Standalone) TaskConfigs(_ context.Context, name string) ([]TaskInfo, er
 // ConnectorActiveTopics implements Herder (KIP-558): the topics the
 // connector's tasks produced to or consumed from since the last reset.
 func (h *Standalone) ConnectorActiveTopics(_ context.Context, name string) ([]string, error) {
+	if h.opts.TopicTrackingDisabled {
+		return nil, Errorf(ErrForbidden, "Topic tracking is disabled.")
+	}
 	c := h.lookup(name)
 	if c == nil {
 		return nil, Errorf(ErrNotFound, "Connector %s not found", name)
@@ -393,6 +402,12 @@ func (h *Standalone) ConnectorActiveTopics(_ context.Context, name string) ([]st
 
 // ResetConnectorActiveTopics implements Herder.
 func (h *Standalone) ResetConnectorActiveTopics(_ context.Context, name string) error {
+	if h.opts.TopicTrackingDisabled {
+		return Errorf(ErrForbidden, "Topic tracking is disabled.")
+	}
+	if h.opts.TopicResetDisabled {
+		return Errorf(ErrForbidden, "Topic tracking reset is disabled.")
+	}
 	c := h.lookup(name)
 	if c == nil {
 		return Errorf(ErrNotFound, "Connector %s not found", name)
@@ -403,9 +418,13 @@ func (h *Standalone) ResetConnectorActiveTopics(_ context.Context, name string) 
 	return nil
 }
 
-// RecordActiveTopic notes that a task of the connector used topic (the
-// worker calls it from the task runners).
+// RecordActiveTopic notes that a task of the connector used topic. The
+// herder itself records a sink task's configured topics when the task
+// runs; task runners that see the topics records go to may add more.
 func (h *Standalone) RecordActiveTopic(connector, topic string) {
+	if h.opts.TopicTrackingDisabled {
+		return
+	}
 	c := h.lookup(connector)
 	if c == nil {
 		return

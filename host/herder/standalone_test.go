@@ -72,6 +72,29 @@ func TestSinkTaskConfigsGetTopics(t *testing.T) {
 	if _, ok := tasks[0].Config["topics.regex"]; ok {
 		t.Fatalf("topics.regex added though not set: %v", tasks[0].Config)
 	}
+	waitStates(t, f.h, "snk", "RUNNING:RUNNING")
+	topics, err := f.h.ConnectorActiveTopics(ctx, "snk")
+	if err != nil || !slices.Equal(topics, []string{"a", "b"}) {
+		t.Fatalf("active topics %v %v", topics, err)
+	}
+	if err := f.h.ResetConnectorActiveTopics(ctx, "snk"); err != nil {
+		t.Fatal(err)
+	}
+	if topics, _ := f.h.ConnectorActiveTopics(ctx, "snk"); len(topics) != 0 {
+		t.Fatalf("after reset %v", topics)
+	}
+}
+
+func TestTopicTrackingDisabled(t *testing.T) {
+	in := newFakeInstances()
+	h, err := herder.NewStandalone(herder.StandaloneOptions{Instances: in, Offsets: newFixture(t).store, TopicTrackingDisabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.ConnectorActiveTopics(ctxT(t), "x")
+	herderErr(t, err, herder.ErrForbidden, "Topic tracking is disabled.")
+	h2, _ := herder.NewStandalone(herder.StandaloneOptions{Instances: in, Offsets: newFixture(t).store, TopicResetDisabled: true})
+	herderErr(t, h2.ResetConnectorActiveTopics(ctxT(t), "x"), herder.ErrForbidden, "Topic tracking reset is disabled.")
 }
 
 func TestCreateRejectsInvalidConfig(t *testing.T) {

@@ -189,18 +189,20 @@ func (w *Worker) Start(ctx context.Context) error {
 		log: w.loggers.Logger(logging.WorkerName), seeds: w.seeds, kafkaOpts: w.opts.KafkaOpts,
 	}
 	w.herder, err = herder.NewStandalone(herder.StandaloneOptions{
-		WorkerID:            w.cfg.WorkerID(""),
-		Version:             w.opts.Version,
-		Commit:              w.opts.Commit,
-		KafkaClusterID:      md.Cluster,
-		Instances:           in,
-		Offsets:             w.offsets,
-		Groups:              consumerGroups{adm: kadm.NewClient(w.kcl)},
-		Converters:          checkConverter,
-		OverridePolicy:      w.cfg.String(config.ClientConfigOverridePolicy),
-		OtherPlugins:        otherPlugins,
-		TaskShutdownTimeout: w.cfg.Millis(config.TaskShutdownGracefulTimeout),
-		Logger:              w.loggers.Logger(logging.HerderName),
+		WorkerID:              w.cfg.WorkerID(""),
+		Version:               w.opts.Version,
+		Commit:                w.opts.Commit,
+		KafkaClusterID:        md.Cluster,
+		Instances:             in,
+		Offsets:               w.offsets,
+		Groups:                consumerGroups{adm: kadm.NewClient(w.kcl)},
+		Converters:            checkConverter,
+		OverridePolicy:        w.cfg.String(config.ClientConfigOverridePolicy),
+		OtherPlugins:          otherPlugins,
+		TaskShutdownTimeout:   w.cfg.Millis(config.TaskShutdownGracefulTimeout),
+		TopicTrackingDisabled: !w.cfg.Bool(config.TopicTrackingEnable),
+		TopicResetDisabled:    !w.cfg.Bool(config.TopicTrackingAllowReset),
+		Logger:                w.loggers.Logger(logging.HerderName),
 	})
 	if err != nil {
 		return err
