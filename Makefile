@@ -5,7 +5,6 @@
 GO        ?= go
 BIN       := $(CURDIR)/bin
 TOOLS     := $(CURDIR)/.tools/bin
-PLUGINS   := $(wildcard plugins/*/main.go) $(wildcard examples/go/*/main.go)
 export PATH := $(TOOLS):$(PATH)
 
 .PHONY: all build plugins proto test test-unit test-integration bench dev fmt vet lint clean
