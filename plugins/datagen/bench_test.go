@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+var benchConfigs = []struct {
+	name  string
+	props map[string]string
+	bytes int64
+}{
+	{"raw-1KiB", map[string]string{topicKey: "b", formatKey: formatRaw, recordSizeKey: "1024", keyFieldKey: "userid"}, 1024},
+	{"struct-users", map[string]string{topicKey: "b"}, 0},
+	{"struct-1KiB", map[string]string{topicKey: "b", recordSizeKey: "1024"}, 1024},
+}
+
+// BenchmarkPoll measures the task alone: b.N records through Poll.
+func BenchmarkPoll(b *testing.B) {
+	for _, bc := range benchConfigs {
+		b.Run(bc.name, func(b *testing.B) {
+			task := startTask(b, nil, bc.props)
+			b.SetBytes(bc.bytes)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for n := 0; n < b.N; {
+				recs, err := task.Poll(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += len(recs)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// BenchmarkPollEncoded adds what the SDK does with each batch inside the
+// plugin process: encoding it for the wire.
+func BenchmarkPollEncoded(b *testing.B) {
+	for _, bc := range benchConfigs {
+		b.Run(bc.name, func(b *testing.B) {
+			task := startTask(b, nil, bc.props)
+			b.SetBytes(bc.bytes)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for n := 0; n < b.N; {
+				recs, err := task.Poll(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := wire.EncodeSourceRecords(recs); err != nil {
+					b.Fatal(err)
+				}
+				n += len(recs)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// BenchmarkBinaryPoll polls the real plugin binary over go-plugin and gRPC,
+// as the worker does: batches of up to 1000 records per Poll RPC, each
+// decoded on this side.
+func BenchmarkBinaryPoll(b *testing.B) {
+	bin := buildPlugin(b)
+	for _, bc := range benchConfigs {
+		b.Run(bc.name, func(b *testing.B) {
+			clients := launchPlugin(b, bin)
+			target := serveWorker(b)
+			ctx := context.Background()
+			_, err := clients.SourceTask.Start(ctx, &pluginv1.SourceTaskStartRequest{
+				ConnectorClass: datagenClass, ConnectorName: "bench", Config: bc.props, WorkerTarget: target,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(bc.bytes)
+			b.ResetTimer()
+			for n := 0; n < b.N; {
+				resp, err := clients.SourceTask.Poll(ctx, &pluginv1.PollRequest{MaxRecords: 1000, MaxBytes: 8 << 20, TimeoutMs: 1000})
+				if err != nil {
+					b.Fatal(err)
+				}
+				recs, err := wire.DecodeSourceRecords(resp.GetSchemas(), resp.GetRecords())
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += len(recs)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			if _, err := clients.SourceTask.Stop(ctx, &pluginv1.StopRequest{}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+func buildPlugin(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "sluice-datagen")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// launchPlugin starts the binary the way the worker does and returns its
+// clients; the process is killed when the benchmark ends.
+func launchPlugin(b *testing.B, bin string) *wire.Clients {
+	b.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), wire.EnvLogLevel + "=warn"}
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: wire.VersionedPlugins(wire.Servers{}),
+		Cmd:              cmd,
+		SkipHostEnv:      true,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes))},
+		Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard}),
+	})
+	b.Cleanup(client.Kill)
+	rpc, err := client.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := rpc.Dispense(wire.PluginName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw.(*wire.Clients)
+}
+
+// benchWorker answers the task's offset lookup: nothing stored.
+type benchWorker struct {
+	pluginv1.UnimplementedWorkerServer
+}
+
+func (benchWorker) SourceOffsets(context.Context, *pluginv1.SourceOffsetsRequest) (*pluginv1.SourceOffsetsResponse, error) {
+	return &pluginv1.SourceOffsetsResponse{}, nil
+}
+
+func serveWorker(b *testing.B) string {
+	b.Helper()
+	dir, err := os.MkdirTemp("", "slb-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sock := filepath.Join(dir, "w.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	pluginv1.RegisterWorkerServer(gs, benchWorker{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = gs.Serve(lis)
+	}()
+	b.Cleanup(func() {
+		gs.Stop()
+		<-done
+		_ = os.RemoveAll(dir)
+	})
+	return "unix://" + sock
+}
