@@ -89,6 +89,9 @@ func (c *conn) info() *ConnectorInfo {
 // returns a timeout error and the operation completes on its own, so the
 // connector is never left half-changed.
 func (h *Standalone) run(ctx context.Context, c *conn, stage string, op func(context.Context) error) error {
+	if h.ctx.Err() != nil {
+		return errClosed
+	}
 	if !c.acquire(ctx) {
 		return fmt.Errorf("wait for connector %s to be free: %w", c.name, ctx.Err())
 	}

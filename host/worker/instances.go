@@ -275,7 +275,9 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 		if len(ps.Ignored) > 0 {
 			log.Warn("producer properties not used", "properties", ps.Ignored)
 		}
-		opts := append(base, kgo.ClientID("connector-producer-"+id.String()))
+		// Kafka's producer asks the broker to create missing topics
+		// (allow.auto.create.topics=true); franz-go does so only when told.
+		opts := append(base, kgo.ClientID("connector-producer-"+id.String()), kgo.AllowAutoTopicCreation())
 		return asRunner(runtime.NewSourceTask(runtime.SourceConfig{
 			ID: id, ConnectorClass: spec.Class.Name, TaskConfig: spec.TaskConfig,
 			Launch: func(ctx context.Context, ws pluginv1.WorkerServer) (runtime.SourcePlugin, error) {

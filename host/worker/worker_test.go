@@ -546,3 +546,21 @@ func TestShutdownStopsPlugins(t *testing.T) {
 		t.Fatalf("%d plugin processes left after shutdown", n)
 	}
 }
+
+// A connector created PAUSED starts its tasks paused: no record moves
+// until it is resumed.
+func TestInitialStatePaused(t *testing.T) {
+	e := startWorker(t, nil)
+	seeds := e.cluster.ListenAddrs()
+	e.mustDo("POST", "/connectors", map[string]any{"name": "p", "initial_state": "PAUSED", "config": map[string]string{
+		"connector.class": "CounterSource", "topic": "paused", "tasks.max": "1", "interval.ms": "5",
+	}}, 201)
+	e.waitStatus("p", "PAUSED:PAUSED")
+	time.Sleep(time.Second)
+	if n := endOffsets(t, seeds, "paused"); n != 0 {
+		t.Fatalf("%d records written by a paused connector", n)
+	}
+	e.mustDo("PUT", "/connectors/p/resume", nil, 202)
+	e.waitStatus("p", "RUNNING:RUNNING")
+	waitUntil(t, "records after resume", 20*time.Second, func() bool { return endOffsets(t, seeds, "paused") > 10 })
+}
