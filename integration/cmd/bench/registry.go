@@ -1,0 +1,141 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/integration/kafkatest"
+)
+
+// Result is one benchmark's outcome. Records and Bytes count what the
+// benchmark moved (Bytes = key+value bytes); the harness derives the rates,
+// the ratio to the baseline and the peak RSS figures it can see, so a
+// benchmark only has to fill Name (optional), Records, Bytes and Seconds,
+// plus PeakRSSBytes entries for processes it started itself.
+type Result struct {
+	Name          string  `json:"name"`
+	Records       int     `json:"records"`
+	Bytes         int64   `json:"bytes"`
+	Seconds       float64 `json:"seconds"`
+	RecordsPerSec float64 `json:"records_per_sec"`
+	MBPerSec      float64 `json:"mb_per_sec"` // 10^6 bytes of key+value per second
+	// Ratio is RecordsPerSec divided by that of BaselineName in the same
+	// run (0 for baselines): how close a pipeline gets to raw franz-go.
+	Ratio        float64 `json:"ratio,omitempty"`
+	BaselineName string  `json:"baseline,omitempty"`
+	// PeakRSSBytes maps a process ("bench" = this harness, "kafka" = the
+	// broker, or whatever a benchmark adds, e.g. "sluice") to its peak
+	// resident set during the benchmark.
+	PeakRSSBytes map[string]int64 `json:"peak_rss_bytes,omitempty"`
+	Error        string           `json:"error,omitempty"`
+}
+
+// Benchmark is a named benchmark. Baselines (Baseline == "") run first, in
+// registration order; then the rest, in registration order (files' init
+// functions run in file name order).
+type Benchmark struct {
+	Name string
+	// Baseline names the baseline this benchmark is compared with; it is
+	// run even if BENCH_ONLY does not select it.
+	Baseline string
+	Run      func(ctx context.Context, env *BenchEnv) (Result, error)
+}
+
+var registry []Benchmark
+
+// Register adds a benchmark; call it from an init function in a file of
+// this package (with the integration build tag).
+func Register(b Benchmark) {
+	for _, r := range registry {
+		if r.Name == b.Name {
+			panic("bench: duplicate benchmark " + b.Name)
+		}
+	}
+	registry = append(registry, b)
+}
+
+// BenchEnv is what a benchmark gets: the broker, the workload size and
+// shared payloads.
+type BenchEnv struct {
+	Cluster *kafkatest.Cluster
+	// Records is the number of records each benchmark should move
+	// (BENCH_RECORDS, default 1,000,000).
+	Records int
+	Payload *Payload
+	// Dir is a scratch directory that lives as long as the run.
+	Dir string
+
+	mu     sync.Mutex
+	filled map[int32]string // partitions -> topic holding Records payload records
+	seq    int
+}
+
+// NewClient returns a franz-go client for the benchmark broker. The caller
+// closes it.
+func (e *BenchEnv) NewClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.Cluster.Bootstrap()...)}, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("bench client: %w", err)
+	}
+	return cl, nil
+}
+
+// NewTopic creates a fresh, uniquely named topic (prefix plus a sequence
+// number) with the given partition count.
+func (e *BenchEnv) NewTopic(ctx context.Context, prefix string, partitions int32) (string, error) {
+	e.mu.Lock()
+	e.seq++
+	name := fmt.Sprintf("%s-%d", prefix, e.seq)
+	e.mu.Unlock()
+	cl, err := e.NewClient()
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	if err := createTopic(ctx, cl, name, partitions); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// FilledTopic returns a topic with the given partition count that holds
+// exactly Records payload records (see Payload), producing them first
+// (unmeasured) unless an earlier benchmark already did. Consumer and sink
+// benchmarks read from it.
+func (e *BenchEnv) FilledTopic(ctx context.Context, partitions int32) (string, error) {
+	e.mu.Lock()
+	t, ok := e.filled[partitions]
+	e.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	topic, err := e.NewTopic(ctx, fmt.Sprintf("filled-p%d", partitions), partitions)
+	if err != nil {
+		return "", err
+	}
+	cl, err := e.NewClient()
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	if _, err := produceAll(ctx, cl, topic, e.Records, e.Payload); err != nil {
+		return "", err
+	}
+	e.setFilled(partitions, topic)
+	return topic, nil
+}
+
+// setFilled records that topic holds exactly Records payload records.
+func (e *BenchEnv) setFilled(partitions int32, topic string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.filled == nil {
+		e.filled = map[int32]string{}
+	}
+	e.filled[partitions] = topic
+}
