@@ -34,6 +34,11 @@ func (h *Standalone) Plugins(_ context.Context, connectorsOnly bool) ([]PluginIn
 // PluginConfig implements Herder: the connector's own settings first, then
 // the framework's for its type.
 func (h *Standalone) PluginConfig(ctx context.Context, plugin string) ([]ConfigKeyInfo, error) {
+	if h.opts.OtherPluginConfig != nil {
+		if keys, ok := h.opts.OtherPluginConfig(strings.TrimSpace(plugin)); ok {
+			return keys, nil
+		}
+	}
 	class, err := h.in.Lookup(ctx, strings.TrimSpace(plugin))
 	if err != nil {
 		return nil, Errorf(ErrNotFound, "Unknown plugin %s.", plugin)

@@ -55,6 +55,9 @@ type StandaloneOptions struct {
 	// OtherPlugins are the non-connector plugins GET /connector-plugins
 	// lists with connectorsOnly=false (converters, transforms, predicates).
 	OtherPlugins func() []PluginInfo
+	// OtherPluginConfig answers GET /connector-plugins/{plugin}/config for
+	// those non-connector plugins (KIP-769); nil or false: not known.
+	OtherPluginConfig func(plugin string) ([]ConfigKeyInfo, bool)
 
 	// TopicTrackingDisabled is topic.tracking.enable=false: the active
 	// topics endpoints answer 403.

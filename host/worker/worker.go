@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -199,6 +200,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		Converters:            checkConverter,
 		OverridePolicy:        w.cfg.String(config.ClientConfigOverridePolicy),
 		OtherPlugins:          otherPlugins,
+		OtherPluginConfig:     converterConfig,
 		TaskShutdownTimeout:   w.cfg.Millis(config.TaskShutdownGracefulTimeout),
 		TopicTrackingDisabled: !w.cfg.Bool(config.TopicTrackingEnable),
 		TopicResetDisabled:    !w.cfg.Bool(config.TopicTrackingAllowReset),
@@ -277,6 +279,26 @@ func otherPlugins() []herder.PluginInfo {
 		out = append(out, herder.PluginInfo{Class: c.Name, Type: c.Type})
 	}
 	return out
+}
+
+// converterConfig lists a converter's settings, found by class name or alias.
+func converterConfig(name string) ([]herder.ConfigKeyInfo, bool) {
+	for _, c := range convert.Classes() {
+		if c.Name != name && !slices.Contains(c.Aliases, name) {
+			continue
+		}
+		var out []herder.ConfigKeyInfo
+		if c.Config != nil {
+			for _, k := range c.Config.Proto().GetKeys() {
+				out = append(out, herder.KeyInfo(k))
+			}
+		}
+		if out == nil {
+			out = []herder.ConfigKeyInfo{}
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // Herder is the worker's herder (nil before Start).

@@ -360,6 +360,17 @@ func TestStandaloneEndToEnd(t *testing.T) {
 	e.w.MarkReady()
 	e.mustDo("GET", "/health", nil, 200)
 
+	// Plugins: the example connectors, and with connectorsOnly=false the
+	// converters, whose settings are listed too.
+	var plugins []struct{ Class, Type string }
+	_ = json.Unmarshal(e.mustDo("GET", "/connector-plugins?connectorsOnly=false", nil, 200), &plugins)
+	if len(plugins) < 4 || plugins[0].Class != "io.sluice.examples.LogSink" || plugins[0].Type != "sink" || plugins[1].Type != "source" {
+		t.Fatalf("plugins %+v", plugins)
+	}
+	if !strings.Contains(string(e.mustDo("GET", "/connector-plugins/JsonConverter/config", nil, 200)), `"schemas.enable"`) {
+		t.Fatal("JsonConverter config lacks schemas.enable")
+	}
+
 	// Validation answers.
 	var vi struct {
 		ErrorCount int `json:"error_count"`
