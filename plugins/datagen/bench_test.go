@@ -78,7 +78,7 @@ func BenchmarkBinaryPoll(b *testing.B) {
 	bin := buildPlugin(b)
 	for _, bc := range benchConfigs {
 		b.Run(bc.name, func(b *testing.B) {
-			clients := launchPlugin(b, bin)
+			clients, plugin := launchPlugin(b, bin)
 			target := serveWorker(b)
 			ctx := context.Background()
 			_, err := clients.SourceTask.Start(ctx, &pluginv1.SourceTaskStartRequest{
@@ -105,6 +105,11 @@ func BenchmarkBinaryPoll(b *testing.B) {
 			if _, err := clients.SourceTask.Stop(ctx, &pluginv1.StopRequest{}); err != nil {
 				b.Fatal(err)
 			}
+			// The plugin's own CPU time (user and system) per record: what the
+			// worker's machine pays for generating, encoding and sending.
+			if st := plugin.kill(); st != nil {
+				b.ReportMetric(float64((st.UserTime()+st.SystemTime()).Nanoseconds())/float64(b.N), "plugin-cpu-ns/record")
+			}
 		})
 	}
 }
@@ -119,9 +124,21 @@ func buildPlugin(b *testing.B) string {
 	return bin
 }
 
+// pluginProc is a launched plugin process.
+type pluginProc struct {
+	client *goplugin.Client
+	cmd    *exec.Cmd
+}
+
+// kill shuts the process down and returns its final state.
+func (p pluginProc) kill() *os.ProcessState {
+	p.client.Kill()
+	return p.cmd.ProcessState
+}
+
 // launchPlugin starts the binary the way the worker does and returns its
 // clients; the process is killed when the benchmark ends.
-func launchPlugin(b *testing.B, bin string) *wire.Clients {
+func launchPlugin(b *testing.B, bin string) (*wire.Clients, pluginProc) {
 	b.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), wire.EnvLogLevel + "=warn"}
@@ -144,7 +161,7 @@ func launchPlugin(b *testing.B, bin string) *wire.Clients {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return raw.(*wire.Clients)
+	return raw.(*wire.Clients), pluginProc{client, cmd}
 }
 
 // benchWorker answers the task's offset lookup: nothing stored.
