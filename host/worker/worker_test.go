@@ -531,6 +531,41 @@ func TestStandaloneEndToEnd(t *testing.T) {
 		return false
 	})
 
+	// The sink's offsets are its consumer group's: altered and reset with
+	// kadm once it is stopped.
+	e.mustDo("PUT", "/connectors/out/stop", nil, 204)
+	e.waitStatus("out", "STOPPED:")
+	type sinkOffsets struct {
+		Offsets []struct {
+			Partition struct {
+				Topic     string `json:"kafka_topic"`
+				Partition int32  `json:"kafka_partition"`
+			} `json:"partition"`
+			Offset struct {
+				Offset int64 `json:"kafka_offset"`
+			} `json:"offset"`
+		} `json:"offsets"`
+	}
+	var sk sinkOffsets
+	// The group may take a moment to notice its last member left.
+	waitUntil(t, "the sink offsets to be alterable", 20*time.Second, func() bool {
+		code, _ := e.do("PATCH", "/connectors/out/offsets", map[string]any{"offsets": []any{
+			map[string]any{"partition": map[string]any{"kafka_topic": "counts", "kafka_partition": 0}, "offset": map[string]any{"kafka_offset": 5}},
+			map[string]any{"partition": map[string]any{"kafka_topic": "counts", "kafka_partition": 1}, "offset": nil},
+		}})
+		return code == 200
+	})
+	_ = json.Unmarshal(e.mustDo("GET", "/connectors/out/offsets", nil, 200), &sk)
+	if len(sk.Offsets) != 1 || sk.Offsets[0].Partition.Partition != 0 || sk.Offsets[0].Offset.Offset != 5 {
+		t.Fatalf("sink offsets after PATCH: %+v", sk)
+	}
+	e.mustDo("DELETE", "/connectors/out/offsets", nil, 200)
+	sk = sinkOffsets{}
+	_ = json.Unmarshal(e.mustDo("GET", "/connectors/out/offsets", nil, 200), &sk)
+	if len(sk.Offsets) != 0 {
+		t.Fatalf("sink offsets after reset: %+v", sk)
+	}
+
 	e.mustDo("DELETE", "/connectors/counter", nil, 204)
 	e.mustDo("DELETE", "/connectors/out", nil, 204)
 	waitUntil(t, "plugins of deleted connectors to end", 10*time.Second, func() bool { return pluginChildren() == 0 })
