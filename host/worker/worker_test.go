@@ -571,9 +571,17 @@ func TestStandaloneEndToEnd(t *testing.T) {
 	waitUntil(t, "plugins of deleted connectors to end", 10*time.Second, func() bool { return pluginChildren() == 0 })
 }
 
-// TestShutdownStopsPlugins checks that a worker's shutdown ends every plugin.
+// TestShutdownStopsPlugins checks that a worker's shutdown ends every
+// plugin, and that junk in plugin.path does not keep it from working.
 func TestShutdownStopsPlugins(t *testing.T) {
-	e := startWorker(t, nil)
+	junk := t.TempDir()
+	if err := os.WriteFile(filepath.Join(junk, "not-a-plugin"), []byte("#!/bin/sh\necho hello\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(junk, "garbage"), []byte{0x7f, 'E', 'L', 'F', 1, 2, 3}, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := startWorker(t, map[string]string{"plugin.path": junk + "," + pluginDir})
 	e.mustDo("POST", "/connectors", map[string]any{"name": "c", "config": map[string]string{
 		"connector.class": "CounterSource", "topic": "counts", "tasks.max": "2", "interval.ms": "5",
 	}}, 201)
