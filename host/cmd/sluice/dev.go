@@ -113,7 +113,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		config.ValueConverter:            "org.apache.kafka.connect.json.JsonConverter",
 		"value.converter.schemas.enable": "false",
 		config.OffsetStorageFileFilename: filepath.Join(dir, "offsets.json"),
-		config.OffsetFlushIntervalMs:     "5000",
+		config.OffsetFlushIntervalMs:     "1000", // the file sink writes at each commit: keep the demo lively
 		config.Listeners:                 "http://" + *restAddr,
 		config.LogLevel:                  *logLevel,
 	}
