@@ -69,30 +69,42 @@ func newAckTracker() *ackTracker {
 	return &ackTracker{offsets: map[string]*pendingOffset{}, notify: make(chan struct{}, 1)}
 }
 
-// add enters the next polled record and returns its handle. Sequence
-// numbers must increase (the contract: they never repeat in a process).
-func (t *ackTracker) add(seq uint64, partition, offset []byte) (uint64, error) {
+// add enters the records of one Poll answer, sequence numbers first,
+// first+1, ..., and returns the handle of the first; the others follow.
+// Sequence numbers must increase (the contract: they never repeat in a
+// process).
+func (t *ackTracker) add(first uint64, coords []sourceCoords) (uint64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if seq <= t.lastSeq {
-		return 0, fmt.Errorf("record sequence number %d does not follow %d", seq, t.lastSeq)
+	if first <= t.lastSeq {
+		return 0, fmt.Errorf("record sequence number %d does not follow %d", first, t.lastSeq)
 	}
-	t.lastSeq = seq
-	if len(partition) == 0 {
-		partition = nil
+	h := t.base + uint64(len(t.entries))
+	for i, c := range coords {
+		partition := c.partition
+		if len(partition) == 0 {
+			partition = nil
+		}
+		t.entries = append(t.entries, ackEntry{seq: first + uint64(i), partition: partition, offset: c.offset})
 	}
-	t.entries = append(t.entries, ackEntry{seq: seq, partition: partition, offset: offset})
-	return t.base + uint64(len(t.entries)-1), nil
+	t.lastSeq = first + uint64(len(coords)) - 1
+	return h, nil
 }
 
-// produced counts a record as in flight with its size in bytes.
-func (t *ackTracker) produced(h uint64, size int64) {
+// tryProduce counts a record of size bytes as in flight if it fits under
+// limit (or nothing is in flight: a record larger than the limit goes
+// alone) and reports whether it did.
+func (t *ackTracker) tryProduce(h uint64, size, limit int64) bool {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.inflightRecs > 0 && t.inflightBytes+size > limit {
+		return false
+	}
 	e := &t.entries[h-t.base]
 	e.size, e.inflight = size, true
 	t.inflightBytes += size
 	t.inflightRecs++
-	t.mu.Unlock()
+	return true
 }
 
 // ack marks a record acknowledged: written to Kafka (r is the produced

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -29,6 +31,7 @@ type sourceTask struct {
 	cfg     SourceConfig
 	log     hclog.Logger
 	tracker *ackTracker
+	promise func(*kgo.Record, error)
 
 	plugin    SourcePlugin
 	client    *kgo.Client
@@ -44,12 +47,14 @@ func NewSourceTask(cfg SourceConfig) (Task, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	return &sourceTask{
+	t := &sourceTask{
 		control: newControl(cfg.ID, cfg.Listener, cfg.ShutdownTimeout),
 		cfg:     cfg,
 		log:     cfg.Logger,
 		tracker: newAckTracker(),
-	}, nil
+	}
+	t.promise = t.onProduced
+	return t, nil
 }
 
 func (t *sourceTask) ID() TaskID { return t.cfg.ID }
@@ -70,13 +75,15 @@ func (t *sourceTask) Run(ctx context.Context) error {
 // producerDefaults come before the caller's options, which may override
 // them: Kafka Connect's acks=all, plus idempotence (kgo's default, which
 // keeps order with several requests in flight), a partitioner that honours a
-// record's own partition, and no record-count buffer limit, since the task
-// bounds bytes in flight itself.
+// record's own partition, no record-count buffer limit (the task bounds
+// bytes in flight itself), and Kafka's compression.type=none rather than
+// franz-go's snappy.
 func producerDefaults() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(recordPartitioner()),
 		kgo.MaxBufferedRecords(1 << 30),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	}
 }
 
@@ -163,8 +170,9 @@ func (t *sourceTask) loop(ctx context.Context) error {
 			continue
 		}
 		t.report(stateRunning)
-		if inflight, _ := t.tracker.inflight(); inflight >= t.cfg.MaxInFlightBytes {
-			// Backpressure: no Poll until acknowledgements make room.
+		if inflight, _ := t.tracker.inflight(); inflight+t.minPollRoom() > t.cfg.MaxInFlightBytes {
+			// Backpressure: no Poll until acknowledgements make room
+			// for a batch worth asking for.
 			t.wait(ctx, time.Until(t.nextFlush), true)
 			continue
 		}
@@ -172,6 +180,13 @@ func (t *sourceTask) loop(ctx context.Context) error {
 			t.fail(err)
 		}
 	}
+}
+
+// minPollRoom is the room under MaxInFlightBytes a Poll needs: a quarter
+// of the bound (or one full batch, if smaller), so that a task at its bound
+// does not poll for a record or two each time one is acknowledged.
+func (t *sourceTask) minPollRoom() int64 {
+	return min(int64(t.cfg.MaxPollBytes), t.cfg.MaxInFlightBytes/4)
 }
 
 // wait blocks until something changes: Pause/Resume/Stop/failure, an
@@ -233,70 +248,140 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 	if resp.GetFirstSeq() == 0 {
 		return &wire.Error{Kind: wire.KindFatal, Message: "poll: a batch with records has first_seq 0 (sequence numbers start at 1)"}
 	}
-	recs, err := wire.DecodeSourceRecords(resp.GetSchemas(), resp.GetRecords())
+	recs, coords, err := decodeBatch(resp)
 	if err != nil {
 		return &wire.Error{Kind: wire.KindInvalid, Message: fmt.Sprintf("poll: decode records: %v", err)}
 	}
+	h0, err := t.tracker.add(resp.GetFirstSeq(), coords)
+	if err != nil {
+		return &wire.Error{Kind: wire.KindFatal, Message: "poll: " + err.Error()}
+	}
+	// One allocation for the batch's Kafka records and their bookkeeping.
+	slab := make([]kgo.Record, len(recs))
+	meta := make([]produced, len(recs))
 	for i, r := range recs {
-		p := resp.GetRecords()[i]
-		h, err := t.tracker.add(resp.GetFirstSeq()+uint64(i), p.GetSourcePartition(), p.GetSourceOffset())
-		if err != nil {
-			return &wire.Error{Kind: wire.KindFatal, Message: "poll: " + err.Error()}
-		}
-		if err := t.send(ctx, h, r); err != nil {
+		meta[i] = produced{Context: ctx, h: h0 + uint64(i), r: r, c: coords[i]}
+		if err := t.send(ctx, &slab[i], &meta[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// send transforms, converts and produces one record. Records dropped by a
-// transform (or skipped by error tolerance) are acknowledged as not written.
-func (t *sourceTask) send(ctx context.Context, h uint64, r *data.SourceRecord) error {
-	rec := &r.Record
+// produced is a record's bookkeeping from Poll to acknowledgement. It rides
+// in the Kafka record's Context (franz-go's field for enriching records),
+// so one promise function serves every record and nothing is allocated per
+// record. Its embedded context is the run's, which franz-go consults for
+// cancellation as it would the Produce argument.
+type produced struct {
+	context.Context
+	h uint64
+	r *data.SourceRecord
+	c sourceCoords
+}
+
+// sourceCoords are a record's source partition and offset, as the JSON the
+// plugin sent.
+type sourceCoords struct {
+	partition, offset []byte
+}
+
+// decodeBatch decodes a Poll answer, leaving the source partitions and
+// offsets as JSON bytes: the runner stores them as they are (canonical
+// JSON at flush time), and decoding them into maps for every record cost
+// more than all the rest the runner does per record. A source partition is
+// checked to be a JSON object when it differs from the previous record's;
+// offsets are checked when stored (only the latest per partition is), and
+// an invalid one fails the task then. The records' SourcePartition and
+// SourceOffset maps stay nil; withCoords fills them when a record is
+// reported.
+func decodeBatch(resp *pluginv1.PollResponse) ([]*data.SourceRecord, []sourceCoords, error) {
+	prs := resp.GetRecords()
+	coords := make([]sourceCoords, len(prs))
+	var lastPartition []byte
+	for i, p := range prs {
+		if p == nil {
+			return nil, nil, fmt.Errorf("source record %d: nil record", i)
+		}
+		c := sourceCoords{partition: p.SourcePartition, offset: p.SourceOffset}
+		if !bytes.Equal(c.partition, lastPartition) {
+			if err := checkJSONObject(c.partition); err != nil {
+				return nil, nil, fmt.Errorf("source record %d: source partition: %w", i, err)
+			}
+			lastPartition = c.partition
+		}
+		coords[i] = c
+	}
+	// The answer is ours alone: blank the JSON while the records decode,
+	// then put it back.
+	for _, p := range prs {
+		p.SourcePartition, p.SourceOffset = nil, nil
+	}
+	recs, err := wire.DecodeSourceRecords(resp.GetSchemas(), prs)
+	for i, p := range prs {
+		p.SourcePartition, p.SourceOffset = coords[i].partition, coords[i].offset
+	}
+	return recs, coords, err
+}
+
+// checkJSONObject accepts empty input (null), JSON null and JSON objects.
+func checkJSONObject(b []byte) error {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] == '{' && json.Valid(t) || bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
+		return nil
+	}
+	return fmt.Errorf("not a JSON object: %.40q", b)
+}
+
+// withCoords returns r with its source partition and offset maps decoded,
+// for error reports.
+func withCoords(r *data.SourceRecord, c sourceCoords) *data.SourceRecord {
+	out := *r
+	out.SourcePartition, _ = wire.DecodeJSONMap(c.partition)
+	out.SourceOffset, _ = wire.DecodeJSONMap(c.offset)
+	return &out
+}
+
+// send transforms, converts and produces one record into kr. Records
+// dropped by a transform (or skipped by error tolerance) are acknowledged
+// as not written.
+func (t *sourceTask) send(ctx context.Context, kr *kgo.Record, m *produced) error {
+	rec := &m.r.Record
 	if t.cfg.Transforms != nil {
 		out, err := t.cfg.Transforms.Apply(rec)
 		if err != nil {
-			return t.skipOrFail(ctx, h, r, StageTransformation, err)
+			return t.skipOrFail(ctx, m.h, withCoords(m.r, m.c), StageTransformation, err)
 		}
 		if out == nil {
-			t.tracker.ack(h, nil)
+			t.tracker.ack(m.h, nil)
 			return nil
 		}
 		rec = out
 	}
-	kr, stage, err := t.toKafka(rec)
-	if err != nil {
-		return t.skipOrFail(ctx, h, r, stage, err)
+	if stage, err := t.toKafka(rec, kr); err != nil {
+		return t.skipOrFail(ctx, m.h, withCoords(m.r, m.c), stage, err)
 	}
+	kr.Context = m
 	size := int64(recordSize(kr))
-	if err := t.room(ctx, size); err != nil {
-		return err
-	}
-	t.tracker.produced(h, size)
-	t.client.Produce(ctx, kr, func(kr *kgo.Record, err error) {
-		if err != nil {
-			t.produceFailed(ctx, h, r, err)
-			return
-		}
-		t.tracker.ack(h, kr)
-	})
-	return nil
-}
-
-// room waits until a record of size bytes fits under MaxInFlightBytes (a
-// record larger than the bound goes alone).
-func (t *sourceTask) room(ctx context.Context, size int64) error {
-	for {
-		inflight, n := t.tracker.inflight()
-		if n == 0 || inflight+size <= t.cfg.MaxInFlightBytes {
-			return nil
-		}
+	for !t.tracker.tryProduce(m.h, size, t.cfg.MaxInFlightBytes) {
+		// No room: wait for acknowledgements (backpressure inside a batch).
 		if _, stopping, failure := t.snapshot(); stopping || failure != nil || ctx.Err() != nil {
 			return errStopped
 		}
 		t.wait(ctx, time.Hour, true)
 	}
+	t.client.Produce(ctx, kr, t.promise)
+	return nil
+}
+
+// onProduced is the promise of every produced record.
+func (t *sourceTask) onProduced(kr *kgo.Record, err error) {
+	m := kr.Context.(*produced)
+	if err != nil {
+		t.produceFailed(m.Context, m.h, withCoords(m.r, m.c), err)
+		return
+	}
+	t.tracker.ack(m.h, kr)
 }
 
 // skipOrFail hands a record that failed at stage to the error handler:
@@ -336,14 +421,14 @@ func (t *sourceTask) produceFailed(ctx context.Context, h uint64, r *data.Source
 
 // toKafka converts a record. Raw keys, values and header values bypass the
 // converters: they are bytes the connector already serialized.
-func (t *sourceTask) toKafka(r *data.Record) (*kgo.Record, Stage, error) {
+func (t *sourceTask) toKafka(r *data.Record, kr *kgo.Record) (Stage, error) {
 	if r.Topic == "" {
-		return nil, StageProduce, errors.New("record has no topic")
+		return StageProduce, errors.New("record has no topic")
 	}
-	kr := &kgo.Record{Topic: r.Topic, Partition: -1, Timestamp: r.Timestamp}
+	kr.Topic, kr.Partition, kr.Timestamp = r.Topic, -1, r.Timestamp
 	if r.Partition != data.NoPartition {
 		if r.Partition < 0 {
-			return nil, StageProduce, fmt.Errorf("invalid partition %d", r.Partition)
+			return StageProduce, fmt.Errorf("invalid partition %d", r.Partition)
 		}
 		kr.Partition = r.Partition
 	}
@@ -357,7 +442,7 @@ func (t *sourceTask) toKafka(r *data.Record) (*kgo.Record, Stage, error) {
 			}
 			b, err := t.cfg.HeaderConverter.FromConnectHeader(r.Topic, hd.Key, hd.Schema, hd.Value)
 			if err != nil {
-				return nil, StageHeaderConverter, fmt.Errorf("header %s: %w", hd.Key, err)
+				return StageHeaderConverter, fmt.Errorf("header %s: %w", hd.Key, err)
 			}
 			kr.Headers[i].Value = b
 		}
@@ -366,14 +451,14 @@ func (t *sourceTask) toKafka(r *data.Record) (*kgo.Record, Stage, error) {
 	if raw, ok := r.Key.(data.Raw); ok {
 		kr.Key = raw
 	} else if kr.Key, err = t.cfg.KeyConverter.FromConnectData(r.Topic, r.Headers, r.KeySchema, r.Key); err != nil {
-		return nil, StageKeyConverter, err
+		return StageKeyConverter, err
 	}
 	if raw, ok := r.Value.(data.Raw); ok {
 		kr.Value = raw
 	} else if kr.Value, err = t.cfg.ValueConverter.FromConnectData(r.Topic, r.Headers, r.ValueSchema, r.Value); err != nil {
-		return nil, StageValueConverter, err
+		return StageValueConverter, err
 	}
-	return kr, "", nil
+	return "", nil
 }
 
 // recordSize is what a record counts against MaxInFlightBytes.
@@ -431,7 +516,7 @@ func (t *sourceTask) storeOffsets() bool {
 	}
 	entries, err := canonicalOffsets(offs)
 	if err != nil {
-		t.log.Error("source offsets are not valid JSON; dropped", "error", err)
+		t.fail(&wire.Error{Kind: wire.KindInvalid, Message: fmt.Sprintf("store source offsets: %v", err)})
 	}
 	if len(entries) == 0 {
 		return err == nil
