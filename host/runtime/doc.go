@@ -1,2 +1,104 @@
-// Package runtime runs source and sink tasks: placeholder, written below.
+// Package runtime runs source and sink tasks: it drives one task's plugin
+// process through the calls of plugin.proto and moves records between it
+// and Kafka, with converters and transforms in between.
+//
+// # Tasks
+//
+// NewSourceTask and NewSinkTask validate a configuration once and return a
+// Task. The caller (the herder) runs it with Run(ctx) on a goroutine of its
+// own and steers it with Pause, Resume and Stop, which only record the wish
+// and wake the task: they never block and are safe from any goroutine, at
+// any time, even before Run. The plugin process is reached through the
+// small SourcePlugin / SinkPlugin interfaces, started by a launcher that
+// also serves this task's Worker service (the plugin's callbacks); the
+// plugin manager adapts its instances to them.
+//
+// # States
+//
+// The Listener hears, in order and from Run's goroutine:
+//
+//	OnRunning  after Start succeeded and whenever the task resumes
+//	OnPaused   when the task stops moving records (also instead of
+//	           OnRunning when paused before it ever ran)
+//	OnStopped  once, after a Stop (or ctx cancellation) ended the task
+//	OnFailed   once, after a failure ended it, with the plugin's trace
+//
+// Exactly one of OnStopped and OnFailed ends every Run. A failure is any
+// error from a plugin call other than the ones Kafka Connect tolerates
+// (ABORTED answers are retried; a failing Commit or PreCommit of a live
+// plugin is logged), a record Kafka refuses, a record the pipeline cannot
+// convert (until the error-handling hook, ErrorHandler, tolerates it),
+// RaiseError from the plugin, or the process exiting under the task.
+//
+// # Source tasks
+//
+// One goroutine (Run's) makes every plugin call: Start, then a loop of
+// Poll, with acknowledgements riding on each Poll, an offset flush every
+// offset.flush.interval.ms (Ack of what is pending, OffsetStore.Set, then
+// Commit), and waits while paused (no Poll) or while the bytes in flight
+// are at MaxInFlightBytes (backpressure: no Poll until acknowledgements make
+// room for a batch, and no record of a batch is produced before it fits, so
+// a slow broker slows the plugin instead of growing memory).
+//
+// Records are produced asynchronously; franz-go's producer goroutines run
+// the promise, which marks the record in the ackTracker. The acked prefix
+// is the invariant that makes offsets safe: records enter the tracker in
+// poll order, acknowledgements arrive in any order across partitions, and
+// only the longest fully acknowledged run from the oldest record counts.
+// acked_through is its last sequence number; the offsets stored are, per
+// source partition, those of its latest record. So a stored offset never
+// passes a record that could still be lost, whatever order Kafka answered
+// in. A record dropped by a transform is acknowledged at once, as not
+// written, and its offset counts like any other.
+//
+// Stop is the drain handshake of plugin.proto, bounded as a whole by
+// task.shutdown.graceful.timeout.ms from the moment Stop is called: stop
+// polling (an outstanding Poll is allowed to finish, so neither its records
+// nor the acknowledgements it carried are lost), flush the producer and
+// wait for every record in flight to be acknowledged, Ack the rest, store
+// the offsets, Commit, Stop, and kill the process. When the deadline passes
+// first, every call still running is abandoned, the offsets of the acked
+// prefix are stored anyway, and the process is killed; the task still
+// ends STOPPED. A failure ends with Stop for a live plugin (bounded by the
+// same timeout), the acked prefix's offsets stored, and the kill.
+//
+// # Sink tasks
+//
+// Each task has its own franz-go consumer in the group (default
+// connect-<connector>), with the cooperative-sticky balancer, auto-commit
+// off and BlockRebalanceOnPoll. Run's goroutine polls up to
+// consumer.max.poll.records, converts (headers, key, value), applies the
+// transforms and Puts the batch. Between batches it applies what the
+// plugin asked through the Worker service (pause, resume, rewind, commit,
+// retry backoff: queued, since those calls arrive during Put) and commits
+// every offset.flush.interval.ms: PreCommit is offered the delivered
+// offsets (last delivered + 1, dropped records included) and exactly what
+// it returns is committed, synchronously, ignoring offsets beyond what was
+// delivered or for partitions not owned, as Kafka Connect does.
+//
+// The rebalance callbacks run on franz-go's group goroutine. Because of
+// BlockRebalanceOnPoll they run only while Run's goroutine is polling,
+// never while it holds records; a mutex makes the hand-over explicit.
+// Assignment opens partitions (Open); revocation offers PreCommit, commits
+// what it returns and closes them; loss closes them without a commit.
+//
+// A Put answered ABORTED keeps its batch: every partition is paused (so no
+// newer record overtakes it), the task keeps polling (so rebalances go
+// through) and the same records are delivered again after the backoff
+// (SetRetryBackoff, or the configured default), minus those of partitions
+// revoked or rewound meanwhile. Pause pauses every partition and Put is
+// not called until Resume. Stop commits and closes every partition, stops
+// the plugin, leaves the group and kills the process, all within the drain
+// deadline; a Put still running at the deadline is abandoned.
+//
+// # Goroutines
+//
+// Run owns what it starts and returns only when it has ended: the process
+// watcher (which fails the task when the process exits under it) is joined
+// before the kill, and the producer or consumer is closed before Run
+// returns, which ends franz-go's goroutines and runs every outstanding
+// promise. The only thing that may outlive Run is the drain timer's
+// cancel, a no-op by then. The Worker service's methods run on the
+// plugin's gRPC goroutines and touch only the request queue, the
+// assignment snapshot, the offset store and the failure record.
 package runtime

@@ -104,9 +104,13 @@ func (t *sinkTask) Run(ctx context.Context) error {
 
 // consumerOpts are the consumer's options: the runner's group settings
 // last, so the caller's options cannot undo them, and Kafka Connect's
-// auto.offset.reset=earliest first, so they can.
+// defaults (auto.offset.reset=earliest, client id
+// connector-consumer-<connector>-<task>) first, so they can.
 func (t *sinkTask) consumerOpts() []kgo.Opt {
-	opts := []kgo.Opt{kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+	opts := []kgo.Opt{
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.ClientID(fmt.Sprintf("connector-consumer-%s", t.cfg.ID)),
+	}
 	opts = append(opts, t.cfg.ConsumerOpts...)
 	opts = append(opts,
 		kgo.ConsumerGroup(t.cfg.GroupID),

@@ -77,7 +77,8 @@ func (t *sourceTask) Run(ctx context.Context) error {
 // keeps order with several requests in flight), a partitioner that honours a
 // record's own partition, no record-count buffer limit (the task bounds
 // bytes in flight itself), and Kafka's compression.type=none rather than
-// franz-go's snappy.
+// franz-go's snappy. run adds Kafka Connect's client id,
+// connector-producer-<connector>-<task>.
 func producerDefaults() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -91,7 +92,8 @@ func (t *sourceTask) run(ctx context.Context) error {
 	if _, stopping, _ := t.snapshot(); stopping {
 		return nil
 	}
-	opts := append(producerDefaults(), t.cfg.ProducerOpts...)
+	opts := append(producerDefaults(), kgo.ClientID(fmt.Sprintf("connector-producer-%s", t.cfg.ID)))
+	opts = append(opts, t.cfg.ProducerOpts...)
 	client, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("source task %s: create producer: %w", t.cfg.ID, err)

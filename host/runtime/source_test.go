@@ -829,3 +829,69 @@ func TestSourceProduceErrorFails(t *testing.T) {
 	}
 	l.await(t, "failed")
 }
+
+// Stop before Run: Run launches nothing and reports STOPPED; a second Run
+// is refused.
+func TestStopBeforeRun(t *testing.T) {
+	ev := &events{}
+	f := newFakeSource(ev)
+	l := newRecListener()
+	cfg := sourceConfig(newCluster(t, 1, nil), f, newMemOffsets(ev), l)
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Stop()
+	if err := task.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.list(); !slices.Equal(got, []string{"stopped"}) {
+		t.Errorf("states = %v", got)
+	}
+	if len(ev.list()) != 0 {
+		t.Errorf("events = %v", ev.list())
+	}
+	if err := task.Run(context.Background()); err == nil {
+		t.Error("second Run accepted")
+	}
+	sk, err := NewSinkTask(sinkConfig(newCluster(t, 1, nil), newFakeSink(ev), l, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk.Stop()
+	if err := sk.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.list(); !slices.Equal(got, []string{"stopped", "stopped"}) {
+		t.Errorf("states = %v", got)
+	}
+}
+
+// Cancelling Run's context is a hard stop: no drain, the process killed.
+func TestSourceContextCancelKills(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- task.Run(ctx) }()
+	l.await(t, "running")
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancellation")
+	}
+	if f.kills() != 1 || ev.lastIndex("stop") >= 0 {
+		t.Errorf("events %v", ev.list())
+	}
+	l.await(t, "stopped")
+}
