@@ -94,6 +94,12 @@ func (e *env) topic(base string) string {
 // flushes every second and StringConverter defaults; extra overrides.
 func (e *env) workerProps(extra map[string]string) string {
 	e.t.Helper()
+	return e.workerPropsFile("worker.properties", extra)
+}
+
+// workerPropsFile is workerProps written to another file.
+func (e *env) workerPropsFile(file string, extra map[string]string) string {
+	e.t.Helper()
 	props := map[string]string{
 		"bootstrap.servers":                 e.cluster.BootstrapString(),
 		"listeners":                         "http://127.0.0.1:0",
@@ -104,7 +110,7 @@ func (e *env) workerProps(extra map[string]string) string {
 		"value.converter":                   stringConverter,
 	}
 	maps.Copy(props, extra)
-	return e.writeProps("worker.properties", props)
+	return e.writeProps(file, props)
 }
 
 // connector writes a connector's .properties file; cfg must hold "name".
