@@ -182,6 +182,16 @@ func (c *control) failWith(err error, generic bool) {
 	c.signal()
 }
 
+// failUnlessAbandoned fails the task with err, unless ctx is done: then
+// the run is being abandoned (drain deadline, hard stop) and err is only
+// the cancelled call's echo of that.
+func (c *control) failUnlessAbandoned(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	c.fail(err)
+}
+
 func (c *control) failed() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -336,7 +336,7 @@ func (t *sinkTask) closeAll(ctx context.Context) {
 	if err := t.plugin.Close(cctx, &pluginv1.CloseRequest{Partitions: tpsToProto(tps)}); err != nil {
 		t.log.Warn("closing partitions failed", "error", err)
 		if isDeadProcess(err) {
-			t.fail(fmt.Errorf("close: %w", err))
+			t.failUnlessAbandoned(ctx, fmt.Errorf("close: %w", err))
 		}
 	}
 	t.forget(tps)

@@ -274,6 +274,9 @@ func (t *sinkTask) commit(ctx context.Context, tps []topicPartition, closing boo
 	resp, err := t.plugin.PreCommit(cctx, req)
 	cancel()
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // abandoned: the run is ending
+		}
 		if isDeadProcess(err) {
 			return fmt.Errorf("pre-commit: %w", err)
 		}

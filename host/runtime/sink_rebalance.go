@@ -43,7 +43,7 @@ func (t *sinkTask) onAssigned(_ context.Context, cl *kgo.Client, assigned map[st
 	ctx, cancel := context.WithTimeout(t.runCtx, t.cfg.CallTimeout)
 	defer cancel()
 	if err := t.plugin.Open(ctx, &pluginv1.OpenRequest{Partitions: tpsToProto(opened)}); err != nil {
-		t.fail(fmt.Errorf("open %v: %w", opened, err))
+		t.failUnlessAbandoned(t.runCtx, fmt.Errorf("open %v: %w", opened, err))
 	}
 }
 
@@ -77,14 +77,14 @@ func (t *sinkTask) release(cl *kgo.Client, parts map[string][]int32, commit bool
 		t.log.Debug("partitions revoked", "partitions", fmt.Sprint(tps), "commit", commit)
 		if commit {
 			if err := t.commit(t.runCtx, tps, true); err != nil {
-				t.fail(err)
+				t.failUnlessAbandoned(t.runCtx, err)
 			}
 		}
 		ctx, cancel := context.WithTimeout(t.runCtx, t.cfg.CallTimeout)
 		err := t.plugin.Close(ctx, &pluginv1.CloseRequest{Partitions: tpsToProto(tps)})
 		cancel()
 		if err != nil {
-			t.fail(fmt.Errorf("close %v: %w", tps, err))
+			t.failUnlessAbandoned(t.runCtx, fmt.Errorf("close %v: %w", tps, err))
 		}
 	}
 	t.forget(tps)

@@ -482,7 +482,7 @@ func (t *sourceTask) flush(ctx context.Context, commit bool) {
 		err := t.plugin.Ack(cctx, &pluginv1.AckRequest{Acks: ab})
 		cancel()
 		if err != nil {
-			t.callFailed("ack", err)
+			t.callFailed(ctx, "ack", err)
 			return
 		}
 	}
@@ -493,15 +493,15 @@ func (t *sourceTask) flush(ctx context.Context, commit bool) {
 	err := t.plugin.Commit(cctx)
 	cancel()
 	if err != nil {
-		t.callFailed("commit", err)
+		t.callFailed(ctx, "commit", err)
 	}
 }
 
 // callFailed handles the failure of a call whose failure Kafka Connect only
 // logs (commit, acknowledgements): a dead plugin fails the task, anything
 // else is logged.
-func (t *sourceTask) callFailed(what string, err error) {
-	if isDeadProcess(err) {
+func (t *sourceTask) callFailed(ctx context.Context, what string, err error) {
+	if isDeadProcess(err) && ctx.Err() == nil {
 		t.fail(fmt.Errorf("%s: %w", what, err))
 		return
 	}
