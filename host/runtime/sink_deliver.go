@@ -38,8 +38,14 @@ func (t *sinkTask) deliverNew(ctx context.Context, recs []*kgo.Record) error {
 	// A rebalance may not reach us between poll and here, but a rewind or
 	// a revocation applied before this poll leaves nothing to skip; still,
 	// never deliver for a partition that is not open.
+	var last topicPartition
+	lastOpen, first := false, true
 	recs = slices.DeleteFunc(recs, func(r *kgo.Record) bool {
-		return !t.assigned[topicPartition{r.Topic, r.Partition}]
+		// Records come grouped by partition: look each group up once.
+		if tp := (topicPartition{r.Topic, r.Partition}); first || tp != last {
+			last, lastOpen, first = tp, t.assigned[tp], false
+		}
+		return !lastOpen
 	})
 	if len(recs) == 0 {
 		return nil
@@ -59,7 +65,10 @@ func (t *sinkTask) convert(ctx context.Context, recs []*kgo.Record) (*sinkBatch,
 	store := make([]data.SinkRecord, len(recs))
 	b.records = make([]*data.SinkRecord, 0, len(recs))
 	for i, kr := range recs {
-		b.next[topicPartition{kr.Topic, kr.Partition}] = kr.Offset + 1
+		// next is a map write per partition group, not per record.
+		if i+1 == len(recs) || recs[i+1].Partition != kr.Partition || recs[i+1].Topic != kr.Topic {
+			b.next[topicPartition{kr.Topic, kr.Partition}] = kr.Offset + 1
+		}
 		sr := &store[i]
 		stage, err := t.toConnect(kr, sr)
 		if err == nil && t.cfg.Transforms != nil {
