@@ -1,0 +1,257 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/integration/itest"
+)
+
+// The pipeline benchmarks: data moved by a standalone Sluice worker (the
+// real bin/sluice and its plugin processes), each compared with the raw
+// franz-go baseline of the same direction and partition count:
+//
+//   - sluice/datagen-pN: the datagen source (format=raw, 1 KiB values, one
+//     task) writes Records records to an N-partition topic; timed from the
+//     connector's creation until the topic's end offsets hold them all.
+//   - sluice/noop-sink-pN: the noop sink (one task) reads the N-partition
+//     topic the baselines filled with Records payload records; timed from
+//     the connector's creation until its consumer group has committed the
+//     end of every partition.
+//
+// The worker is started before the clock starts and stopped after it
+// stops; its start-up is not measured.
+func init() {
+	for _, parts := range []int32{1, 6} {
+		Register(Benchmark{
+			Name:     fmt.Sprintf("sluice/datagen-p%d", parts),
+			Baseline: fmt.Sprintf("baseline/produce-p%d", parts),
+			Run: func(ctx context.Context, env *BenchEnv) (Result, error) {
+				return datagenBench(ctx, env, parts)
+			},
+		})
+	}
+	for _, parts := range []int32{1, 6} {
+		Register(Benchmark{
+			Name:     fmt.Sprintf("sluice/noop-sink-p%d", parts),
+			Baseline: fmt.Sprintf("baseline/consume-p%d", parts),
+			Run: func(ctx context.Context, env *BenchEnv) (Result, error) {
+				return noopSinkBench(ctx, env, parts)
+			},
+		})
+	}
+}
+
+// pipelineWorkerProps are the worker settings of the pipeline benchmarks.
+// ByteArrayConverter passes bytes through, as the baselines do; commits every
+// 200 ms keep the sink's finish line (its committed offsets) within 0.2 s
+// of the moment its last record was put. Everything else is the worker's
+// default, as a user would run it.
+var pipelineWorkerProps = map[string]string{
+	"key.converter":            "org.apache.kafka.connect.converters.ByteArrayConverter",
+	"value.converter":          "org.apache.kafka.connect.converters.ByteArrayConverter",
+	"offset.flush.interval.ms": "200",
+}
+
+// pollEvery is how often the finish line is checked.
+const pollEvery = 20 * time.Millisecond
+
+func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, error) {
+	topic, err := env.NewTopic(ctx, fmt.Sprintf("datagen-p%d", parts), parts)
+	if err != nil {
+		return Result{}, err
+	}
+	cl, err := env.NewClient()
+	if err != nil {
+		return Result{}, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+
+	w, err := startSluice(ctx, env, fmt.Sprintf("datagen-p%d", parts), pipelineWorkerProps)
+	if err != nil {
+		return Result{}, err
+	}
+	defer w.kill()
+	name := "datagen-" + topic
+	config := map[string]string{
+		"connector.class": "io.sluice.connect.datagen.DatagenConnector",
+		"tasks.max":       "1",
+		"kafka.topic":     topic,
+		"quickstart":      "pageviews",
+		"format":          "raw",
+		"record.size":     strconv.FormatInt(int64(env.Payload.ValueSize), 10),
+		"max.records":     strconv.Itoa(env.Records),
+		"random.seed":     "1",
+	}
+	start := time.Now()
+	if err := w.createConnector(ctx, name, config); err != nil {
+		return Result{}, err
+	}
+	var total int64
+	for last := time.Now(); ; {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+		}
+		total = 0
+		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		if total >= int64(env.Records) {
+			break
+		}
+		if time.Since(last) > time.Second {
+			last = time.Now()
+			if f := w.taskFailure(ctx, name); f != "" {
+				return Result{}, fmt.Errorf("%s: %s", name, f)
+			}
+		}
+		if err := sleepCtx(ctx, pollEvery); err != nil {
+			return Result{}, fmt.Errorf("%s: %d of %d records on %s: %w", name, total, env.Records, topic, err)
+		}
+	}
+	secs := time.Since(start).Seconds()
+
+	// The records must be what was asked for: exactly Records of them,
+	// 1 KiB values that differ from each other.
+	if err := sleepCtx(ctx, time.Second); err != nil {
+		return Result{}, err
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	var final int64
+	ends.Each(func(o kadm.ListedOffset) { final += o.Offset })
+	if final != int64(env.Records) {
+		return Result{}, fmt.Errorf("%s holds %d records, want exactly %d", topic, final, env.Records)
+	}
+	bytes, err := checkSample(ctx, cl, topic, env.Payload.ValueSize)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := w.deleteConnector(ctx, name); err != nil {
+		return Result{}, err
+	}
+	if err := w.stop(ctx); err != nil {
+		return Result{}, err
+	}
+	return Result{Records: env.Records, Bytes: bytes * int64(env.Records), Seconds: secs, PeakRSSBytes: w.peakRSSByRole()}, nil
+}
+
+// checkSample reads the first records of topic and checks their values'
+// size and variety; it returns the key+value bytes of one record.
+func checkSample(ctx context.Context, cl *kgo.Client, topic string, size int) (int64, error) {
+	const n = 2000
+	recs, err := itest.ReadTopic(ctx, cl, topic, n, time.Minute)
+	if err != nil {
+		return 0, err
+	}
+	distinct := map[string]bool{}
+	for _, r := range recs {
+		if len(r.Value) != size {
+			return 0, fmt.Errorf("%s: a value of %d bytes, want %d: %.80q", topic, len(r.Value), size, r.Value)
+		}
+		distinct[string(r.Value)] = true
+	}
+	if len(distinct) < len(recs) {
+		return 0, fmt.Errorf("%s: %d distinct values among the first %d records", topic, len(distinct), len(recs))
+	}
+	return int64(len(recs[0].Key) + len(recs[0].Value)), nil
+}
+
+var noopCount = regexp.MustCompile(`noop sink stopped:.* records=([0-9]+)`)
+
+func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, error) {
+	topic, err := env.FilledTopic(ctx, parts)
+	if err != nil {
+		return Result{}, err
+	}
+	cl, err := env.NewClient()
+	if err != nil {
+		return Result{}, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	var end int64
+	ends.Each(func(o kadm.ListedOffset) { end += o.Offset })
+	if end != int64(env.Records) {
+		return Result{}, fmt.Errorf("%s holds %d records, want %d", topic, end, env.Records)
+	}
+
+	w, err := startSluice(ctx, env, fmt.Sprintf("noop-sink-p%d", parts), pipelineWorkerProps)
+	if err != nil {
+		return Result{}, err
+	}
+	defer w.kill()
+	name := fmt.Sprintf("noop-%s-%d", topic, time.Now().UnixNano())
+	group := "connect-" + name
+	start := time.Now()
+	if err := w.createConnector(ctx, name, map[string]string{
+		"connector.class": "io.sluice.connect.datagen.NoopSinkConnector",
+		"tasks.max":       "1",
+		"topics":          topic,
+	}); err != nil {
+		return Result{}, err
+	}
+	var committed int64
+	for last := time.Now(); ; {
+		offs, err := adm.FetchOffsets(ctx, group)
+		if err != nil && !kerr.IsRetriable(err) {
+			// Retriable: the coordinator of a new group (or the first
+			// group of a fresh broker) may not be ready yet.
+			return Result{}, fmt.Errorf("committed offsets of %s: %w", group, err)
+		}
+		committed = 0
+		offs.Each(func(o kadm.OffsetResponse) {
+			if o.Topic == topic && o.Err == nil {
+				committed += o.At
+			}
+		})
+		if committed >= end {
+			break
+		}
+		if time.Since(last) > time.Second {
+			last = time.Now()
+			if f := w.taskFailure(ctx, name); f != "" {
+				return Result{}, fmt.Errorf("%s: %s", name, f)
+			}
+		}
+		if err := sleepCtx(ctx, pollEvery); err != nil {
+			return Result{}, fmt.Errorf("%s: committed %d of %d: %w", name, committed, end, err)
+		}
+	}
+	secs := time.Since(start).Seconds()
+	if committed != end {
+		return Result{}, fmt.Errorf("%s committed %d, beyond the end %d", group, committed, end)
+	}
+
+	// The task must have been put every record exactly once: it logs its
+	// count when it stops.
+	if err := w.deleteConnector(ctx, name); err != nil {
+		return Result{}, err
+	}
+	if err := w.stop(ctx); err != nil {
+		return Result{}, err
+	}
+	m := noopCount.FindStringSubmatch(w.proc.LogTail(2000))
+	if m == nil {
+		return Result{}, fmt.Errorf("%s: the noop sink task logged no count when it stopped", name)
+	}
+	if n, _ := strconv.ParseInt(m[1], 10, 64); n != end {
+		return Result{}, fmt.Errorf("%s: the noop sink was put %d records, want %d", name, n, end)
+	}
+	return Result{Records: env.Records, Bytes: int64(env.Records) * env.Payload.RecordBytes(), Seconds: secs, PeakRSSBytes: w.peakRSSByRole()}, nil
+}

@@ -1,0 +1,311 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluice-io/sluice/integration/internal/childproc"
+	"github.com/sluice-io/sluice/integration/itest"
+)
+
+// sluiceWorker is a `sluice standalone` process started for one benchmark,
+// with a sampler that records the peak RSS of the worker and of its plugin
+// processes while it runs.
+type sluiceWorker struct {
+	proc *childproc.Process
+	url  string
+
+	stopSampler context.CancelFunc
+	samplerDone chan struct{}
+	mu          sync.Mutex
+	peaks       map[int]rssPeak // by pid
+}
+
+type rssPeak struct {
+	role  string // "worker", "connector" or "task"
+	bytes int64
+}
+
+// workerStartTimeout bounds a worker's start until GET /health is 200.
+const workerStartTimeout = time.Minute
+
+var restURLRe = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
+
+// startSluice runs `sluice standalone` with the worker properties props
+// (bootstrap.servers, listeners and the offsets file are filled in) and no
+// connectors, and waits until it is ready.
+func startSluice(ctx context.Context, env *BenchEnv, name string, props map[string]string) (*sluiceWorker, error) {
+	bin, err := itest.SluiceBin()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(env.Dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("worker dir: %w", err)
+	}
+	all := map[string]string{
+		"bootstrap.servers":            env.Cluster.BootstrapString(),
+		"listeners":                    "http://127.0.0.1:0",
+		"offset.storage.file.filename": filepath.Join(dir, "connect.offsets"),
+		"log.level":                    "INFO",
+	}
+	maps.Copy(all, props)
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		fmt.Fprintf(&b, "%s=%s\n", k, all[k])
+	}
+	propsPath := filepath.Join(dir, "worker.properties")
+	if err := os.WriteFile(propsPath, []byte(b.String()), 0o644); err != nil {
+		return nil, fmt.Errorf("write worker properties: %w", err)
+	}
+	p, err := childproc.Start(childproc.Spec{Path: bin, Args: []string{"standalone", propsPath}, LogPath: filepath.Join(dir, "sluice.log")})
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	w := &sluiceWorker{proc: p, stopSampler: cancel, samplerDone: make(chan struct{}), peaks: map[int]rssPeak{}}
+	go w.sample(sctx)
+
+	fail := func(err error) (*sluiceWorker, error) {
+		w.kill()
+		return nil, fmt.Errorf("%w\n%s", err, p.LogTail(20))
+	}
+	ctx, cancelStart := context.WithTimeout(ctx, workerStartTimeout)
+	defer cancelStart()
+	for w.url == "" {
+		for _, line := range strings.Split(p.LogTail(1000), "\n") {
+			if strings.Contains(line, "worker started") {
+				w.url = restURLRe.FindString(line)
+			}
+		}
+		if w.url != "" {
+			break
+		}
+		if p.Exited() {
+			return fail(fmt.Errorf("sluice exited during start-up: %v", p.ExitErr()))
+		}
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			return fail(fmt.Errorf("sluice did not start: %w", err))
+		}
+	}
+	for {
+		code, _, err := w.call(ctx, http.MethodGet, "/health", nil)
+		if err == nil && code == http.StatusOK {
+			return w, nil
+		}
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			return fail(fmt.Errorf("sluice not ready: %w", err))
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// call makes one REST request, body as JSON when not nil.
+func (w *sluiceWorker) call(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, w.url+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// createConnector POSTs a connector and requires 201.
+func (w *sluiceWorker) createConnector(ctx context.Context, name string, config map[string]string) error {
+	code, body, err := w.call(ctx, http.MethodPost, "/connectors", map[string]any{"name": name, "config": config})
+	if err != nil {
+		return fmt.Errorf("create connector %s: %w", name, err)
+	}
+	if code != http.StatusCreated {
+		return fmt.Errorf("create connector %s: %d %s", name, code, body)
+	}
+	return nil
+}
+
+// deleteConnector DELETEs a connector (its tasks stop) and requires 204.
+func (w *sluiceWorker) deleteConnector(ctx context.Context, name string) error {
+	code, body, err := w.call(ctx, http.MethodDelete, "/connectors/"+name, nil)
+	if err != nil {
+		return fmt.Errorf("delete connector %s: %w", name, err)
+	}
+	if code != http.StatusNoContent {
+		return fmt.Errorf("delete connector %s: %d %s", name, code, body)
+	}
+	return nil
+}
+
+// taskFailure returns the trace of a FAILED connector or task, or "".
+func (w *sluiceWorker) taskFailure(ctx context.Context, name string) string {
+	_, body, err := w.call(ctx, http.MethodGet, "/connectors/"+name+"/status", nil)
+	if err != nil {
+		return ""
+	}
+	var s struct {
+		Connector struct{ State, Trace string }
+		Tasks     []struct {
+			ID           int
+			State, Trace string
+		}
+	}
+	if json.Unmarshal(body, &s) != nil {
+		return ""
+	}
+	if s.Connector.State == "FAILED" {
+		return "connector FAILED: " + s.Connector.Trace
+	}
+	for _, t := range s.Tasks {
+		if t.State == "FAILED" {
+			return fmt.Sprintf("task %d FAILED: %s", t.ID, t.Trace)
+		}
+	}
+	return ""
+}
+
+// stop SIGTERMs the worker and waits for it; then the sampler stops.
+func (w *sluiceWorker) stop(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err := w.proc.Stop(ctx)
+	w.stopSampler()
+	<-w.samplerDone
+	if err != nil {
+		return fmt.Errorf("stop sluice: %w", err)
+	}
+	return nil
+}
+
+func (w *sluiceWorker) kill() {
+	_ = w.proc.Kill()
+	w.stopSampler()
+	<-w.samplerDone
+}
+
+// sample reads VmHWM of the worker and of each plugin child every 100 ms:
+// a plugin's own peak is lost once it exits, so it is read while it lives.
+func (w *sluiceWorker) sample(ctx context.Context) {
+	defer close(w.samplerDone)
+	pid := w.proc.Pid()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		w.sampleOnce(pid)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (w *sluiceWorker) sampleOnce(pid int) {
+	record := func(p int, role string) {
+		v, err := peakRSS(strconv.Itoa(p))
+		if err != nil {
+			return
+		}
+		w.mu.Lock()
+		if v > w.peaks[p].bytes {
+			w.peaks[p] = rssPeak{role: role, bytes: v}
+		}
+		w.mu.Unlock()
+	}
+	record(pid, "worker")
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || ppid(child) != pid {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, []byte("SLUICE_CONNECTOR=")) {
+			continue // plugin discovery (describe) processes, or gone
+		}
+		role := "connector"
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte("SLUICE_TASK=")); ok && len(v) > 0 {
+				role = "task"
+			}
+		}
+		record(child, role)
+	}
+}
+
+// ppid is the parent of pid, or -1.
+func ppid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return -1
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// peakRSSByRole is the largest peak seen per role: "sluice" (the worker),
+// "plugin-task" and "plugin-connector" (the largest single process of each
+// kind).
+func (w *sluiceWorker) peakRSSByRole() map[string]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int64{}
+	for _, p := range w.peaks {
+		key := "plugin-" + p.role
+		if p.role == "worker" {
+			key = "sluice"
+		}
+		out[key] = max(out[key], p.bytes)
+	}
+	return out
+}
