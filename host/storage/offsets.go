@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,33 +26,27 @@ type OffsetStore interface {
 }
 
 // CanonicalJSON re-encodes a JSON value compactly with object keys sorted and
-// numbers kept exactly as written, so equal values give equal bytes.
+// numbers kept exactly as written, so equal values give equal bytes. Strings
+// are escaped as Jackson escapes them (see jsonwrite.go), so a key Sluice
+// writes is the key a Java worker computes for the same single-key partition.
 func CanonicalJSON(b []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeJSON(b)
+	if err != nil {
 		return nil, fmt.Errorf("canonical JSON: %w", err)
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("canonical JSON: trailing data after value")
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	out, err := appendCanonical(make([]byte, 0, len(b)), v)
+	if err != nil {
 		return nil, fmt.Errorf("canonical JSON: %w", err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return out, nil
 }
 
 // OffsetKey returns the offsets-topic key ["<connector>",<partition>] for a
 // canonical partition object.
 func OffsetKey(connector string, partition []byte) []byte {
-	name, _ := json.Marshal(connector)
-	out := make([]byte, 0, len(name)+len(partition)+3)
+	out := make([]byte, 0, len(connector)+len(partition)+5)
 	out = append(out, '[')
-	out = append(out, name...)
+	out = appendJSONString(out, connector)
 	out = append(out, ',')
 	out = append(out, partition...)
 	return append(out, ']')
