@@ -1,6 +1,7 @@
 package herder
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -228,7 +229,7 @@ func (c ConnectorInfo) MarshalJSON() ([]byte, error) {
 	if c.Config == nil {
 		c.Config = map[string]string{}
 	}
-	return json.Marshal(plain(c))
+	return marshalPlain(plain(c))
 }
 
 // MarshalJSON keeps a nil task list as [].
@@ -237,5 +238,18 @@ func (c ConnectorStateInfo) MarshalJSON() ([]byte, error) {
 	if c.Tasks == nil {
 		c.Tasks = []TaskState{}
 	}
-	return json.Marshal(plain(c))
+	return marshalPlain(plain(c))
+}
+
+// marshalPlain encodes v as Jackson does, leaving <, > and & as they are:
+// json.Marshal would escape them, and an encoder's SetEscapeHTML(false)
+// does not undo escapes a MarshalJSON method already wrote.
+func marshalPlain(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
