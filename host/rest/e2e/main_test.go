@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -230,6 +232,7 @@ func (e *env) must(method, path string, body any, want int) []byte {
 func (e *env) mustJSON(method, path string, body any, want int, v any) {
 	e.t.Helper()
 	b := e.must(method, path, body, want)
+	reflect.ValueOf(v).Elem().SetZero()
 	if err := json.Unmarshal(b, v); err != nil {
 		e.t.Fatalf("%s %s: decode %s: %v", method, path, b, err)
 	}
@@ -316,9 +319,11 @@ type taskInfo struct {
 	Config map[string]string `json:"config"`
 }
 
-// strict decodes b into v, refusing unknown fields.
+// strict decodes b into v, refusing unknown fields. v is zeroed first, so
+// that a map reused from an earlier answer holds only this one's keys.
 func strict(t *testing.T, b []byte, v any) {
 	t.Helper()
+	reflect.ValueOf(v).Elem().SetZero()
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -616,4 +621,17 @@ func waitPids(t *testing.T, connector string, names ...string) map[string]int {
 func readEnviron(pid int) (string, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	return string(b), err
+}
+
+// killTask SIGKILLs the plugin process of a task.
+func killTask(t *testing.T, connector string, task int) int {
+	t.Helper()
+	pid := pids(connector)["task "+strconv.Itoa(task)]
+	if pid == 0 {
+		t.Fatalf("no process for task %s-%d", connector, task)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	return pid
 }
