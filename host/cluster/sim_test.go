@@ -195,6 +195,8 @@ func (s *sim) dump() string {
 
 func (s *sim) owned(id string) Work { return s.members[id].owned }
 
-func work(conns []string, tasks ...TaskID) Work { return normalize(Work{Connectors: conns, Tasks: tasks}) }
+func work(conns []string, tasks ...TaskID) Work {
+	return normalize(Work{Connectors: conns, Tasks: tasks})
+}
 
 func tid(c string, n int32) TaskID { return TaskID{Connector: c, Task: n} }
