@@ -36,7 +36,9 @@ func CacheRoot() (string, error) {
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("find cache dir (set SLUICE_CACHE): %w", err)
+		// No $HOME (a bare CI environment): still use a shared, stable
+		// place rather than failing.
+		return filepath.Join(os.TempDir(), "sluice-cache"), nil
 	}
 	return filepath.Join(d, "sluice"), nil
 }

@@ -2,6 +2,7 @@ package kafkatest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -66,9 +67,19 @@ func Main(m *testing.M, opts Options) int {
 	code := m.Run()
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	if shared != nil {
-		shared.Close()
+	if shared == nil || shared.External() {
+		return code
 	}
+	if code != 0 {
+		// A failing package keeps the broker's directory and shows the
+		// end of its log: the failure may be the broker's.
+		shared.Kill()
+		for i := range shared.Nodes() {
+			fmt.Fprintf(os.Stderr, "shared kafka node %d log tail (%s):\n%s\n", shared.NodeID(i), shared.NodeLog(i), childproc.LogTail(shared.NodeLog(i), 30))
+		}
+		return code
+	}
+	shared.Close()
 	return code
 }
 
