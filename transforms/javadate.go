@@ -1,0 +1,406 @@
+package transforms
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// dateFormat is the part of java.text.SimpleDateFormat that TimestampConverter
+// and TimestampRouter use, always in UTC and with English names.
+//
+// Pattern letters: G y Y M L w W D d F E u a H k K h m s S z Z X, and quoted
+// text ('...', ” for a quote). Other ASCII letters are refused with Java's
+// "Illegal pattern character" message. Differences from Java: Y (week
+// year) is the calendar year; week fields (w W F E u) are printed but
+// ignored when parsing; parsing understands zone offsets (Z, +hh, +hhmm,
+// +hh:mm, GMT+hh:mm, UTC, GMT) but not zone names.
+type dateFormat struct {
+	pattern string
+	items   []dfItem
+}
+
+type dfItem struct {
+	letter byte // 0 for literal text
+	count  int
+	text   string
+}
+
+const dfLetters = "GyYMLwWDdFEuaHkKhmsSzZX"
+
+func compileDateFormat(p string) (*dateFormat, error) {
+	f := &dateFormat{pattern: p}
+	lit := func(s string) {
+		if n := len(f.items); n > 0 && f.items[n-1].letter == 0 {
+			f.items[n-1].text += s
+			return
+		}
+		f.items = append(f.items, dfItem{text: s})
+	}
+	for i := 0; i < len(p); {
+		c := p[i]
+		switch {
+		case c == '\'':
+			if i+1 < len(p) && p[i+1] == '\'' {
+				lit("'")
+				i += 2
+				continue
+			}
+			end := i + 1
+			var sb strings.Builder
+			for {
+				if end >= len(p) {
+					return nil, errors.New("Unterminated quote")
+				}
+				if p[end] == '\'' {
+					if end+1 < len(p) && p[end+1] == '\'' {
+						sb.WriteByte('\'')
+						end += 2
+						continue
+					}
+					break
+				}
+				sb.WriteByte(p[end])
+				end++
+			}
+			lit(sb.String())
+			i = end + 1
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			if !strings.ContainsRune(dfLetters, rune(c)) {
+				return nil, errors.New("Illegal pattern character '" + string(c) + "'")
+			}
+			j := i
+			for j < len(p) && p[j] == c {
+				j++
+			}
+			f.items = append(f.items, dfItem{letter: c, count: j - i})
+			i = j
+		default:
+			lit(string(c))
+			i++
+		}
+	}
+	return f, nil
+}
+
+func pad(n, width int) string {
+	s := strconv.Itoa(n)
+	for len(s) < width {
+		s = "0" + s
+	}
+	return s
+}
+
+// usWeek is the week of the year in the US convention Java's default
+// locale uses: weeks start on Sunday and week 1 holds January 1st.
+func usWeek(t time.Time) int {
+	// The Saturday ending t's week decides its year.
+	end := t.AddDate(0, 0, 6-int(t.Weekday()))
+	if end.Year() != t.Year() {
+		return 1
+	}
+	jan1 := time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	return (t.YearDay()-1+int(jan1.Weekday()))/7 + 1
+}
+
+// Format prints t (in UTC) with the pattern.
+func (f *dateFormat) Format(t time.Time) string {
+	t = t.UTC()
+	var b strings.Builder
+	for _, it := range f.items {
+		n := it.count
+		switch it.letter {
+		case 0:
+			b.WriteString(it.text)
+		case 'G':
+			if t.Year() > 0 {
+				b.WriteString("AD")
+			} else {
+				b.WriteString("BC")
+			}
+		case 'y', 'Y':
+			y := t.Year()
+			if y <= 0 {
+				y = 1 - y
+			}
+			if n == 2 {
+				b.WriteString(pad(y%100, 2))
+			} else {
+				b.WriteString(pad(y, n))
+			}
+		case 'M', 'L':
+			switch {
+			case n >= 4:
+				b.WriteString(t.Month().String())
+			case n == 3:
+				b.WriteString(t.Month().String()[:3])
+			default:
+				b.WriteString(pad(int(t.Month()), n))
+			}
+		case 'w':
+			b.WriteString(pad(usWeek(t), n))
+		case 'W':
+			first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+			b.WriteString(pad((t.Day()-1+int(first.Weekday()))/7+1, n))
+		case 'D':
+			b.WriteString(pad(t.YearDay(), n))
+		case 'd':
+			b.WriteString(pad(t.Day(), n))
+		case 'F':
+			b.WriteString(pad((t.Day()-1)/7+1, n))
+		case 'E':
+			if n >= 4 {
+				b.WriteString(t.Weekday().String())
+			} else {
+				b.WriteString(t.Weekday().String()[:3])
+			}
+		case 'u':
+			wd := int(t.Weekday())
+			if wd == 0 {
+				wd = 7
+			}
+			b.WriteString(pad(wd, n))
+		case 'a':
+			if t.Hour() < 12 {
+				b.WriteString("AM")
+			} else {
+				b.WriteString("PM")
+			}
+		case 'H':
+			b.WriteString(pad(t.Hour(), n))
+		case 'k':
+			h := t.Hour()
+			if h == 0 {
+				h = 24
+			}
+			b.WriteString(pad(h, n))
+		case 'K':
+			b.WriteString(pad(t.Hour()%12, n))
+		case 'h':
+			h := t.Hour() % 12
+			if h == 0 {
+				h = 12
+			}
+			b.WriteString(pad(h, n))
+		case 'm':
+			b.WriteString(pad(t.Minute(), n))
+		case 's':
+			b.WriteString(pad(t.Second(), n))
+		case 'S':
+			b.WriteString(pad(t.Nanosecond()/1e6, n))
+		case 'z':
+			if n >= 4 {
+				b.WriteString("Coordinated Universal Time")
+			} else {
+				b.WriteString("UTC")
+			}
+		case 'Z':
+			b.WriteString("+0000")
+		case 'X':
+			b.WriteString("Z")
+		}
+	}
+	return b.String()
+}
+
+func isNumericLetter(c byte, count int) bool {
+	switch c {
+	case 'y', 'Y', 'w', 'W', 'D', 'd', 'F', 'u', 'H', 'k', 'K', 'h', 'm', 's', 'S':
+		return true
+	case 'M', 'L':
+		return count < 3
+	}
+	return false
+}
+
+var errDateParse = errors.New("unparseable date")
+
+// Parse reads a time the way SimpleDateFormat.parse(String) does: fields
+// missing from the pattern default to 1970-01-01T00:00:00.000 UTC, values
+// out of range roll over (the lenient default), and text after the last
+// field is ignored.
+func (f *dateFormat) Parse(s string) (time.Time, error) {
+	year, month, day, hour, minute, sec, ms := 1970, 1, 1, 0, 0, 0, 0
+	yday := 0
+	pm, hasAmPm, hour12 := false, false, false
+	offset := 0
+	pos := 0
+	for idx, it := range f.items {
+		if it.letter == 0 {
+			if !strings.HasPrefix(s[pos:], it.text) {
+				return time.Time{}, errDateParse
+			}
+			pos += len(it.text)
+			continue
+		}
+		if isNumericLetter(it.letter, it.count) {
+			// A field followed directly by another number is read with
+			// its pattern width, as Java reads abutting fields.
+			limit := len(s)
+			if idx+1 < len(f.items) && isNumericLetter(f.items[idx+1].letter, f.items[idx+1].count) {
+				limit = min(len(s), pos+it.count)
+			}
+			start := pos
+			for pos < limit && s[pos] >= '0' && s[pos] <= '9' {
+				pos++
+			}
+			if pos == start {
+				return time.Time{}, errDateParse
+			}
+			n, err := strconv.Atoi(s[start:pos])
+			if err != nil {
+				return time.Time{}, errDateParse
+			}
+			switch it.letter {
+			case 'y', 'Y':
+				year = n
+				if it.count <= 2 && pos-start == 2 {
+					year = twoDigitYear(n)
+				}
+			case 'M', 'L':
+				month = n
+			case 'D':
+				yday = n
+			case 'd':
+				day = n
+			case 'H':
+				hour = n
+			case 'k':
+				hour = n % 24
+			case 'K':
+				hour, hour12 = n, true
+			case 'h':
+				hour, hour12 = n%12, true
+			case 'm':
+				minute = n
+			case 's':
+				sec = n
+			case 'S':
+				ms = n
+			}
+			continue
+		}
+		rest := s[pos:]
+		switch it.letter {
+		case 'M', 'L':
+			m, l := matchName(rest, func(i int) string { return time.Month(i + 1).String() }, 12)
+			if l == 0 {
+				return time.Time{}, errDateParse
+			}
+			month, pos = m+1, pos+l
+		case 'E':
+			_, l := matchName(rest, func(i int) string { return time.Weekday(i).String() }, 7)
+			if l == 0 {
+				return time.Time{}, errDateParse
+			}
+			pos += l
+		case 'a':
+			switch {
+			case len(rest) >= 2 && strings.EqualFold(rest[:2], "AM"):
+			case len(rest) >= 2 && strings.EqualFold(rest[:2], "PM"):
+				pm = true
+			default:
+				return time.Time{}, errDateParse
+			}
+			hasAmPm, pos = true, pos+2
+		case 'G':
+			if len(rest) < 2 || !strings.EqualFold(rest[:2], "AD") && !strings.EqualFold(rest[:2], "BC") {
+				return time.Time{}, errDateParse
+			}
+			pos += 2
+		case 'z', 'Z', 'X':
+			o, l, ok := parseZone(rest)
+			if !ok {
+				return time.Time{}, errDateParse
+			}
+			offset, pos = o, pos+l
+		}
+	}
+	// Java combines AM/PM with the 12-hour fields only; H and k ignore it.
+	if hasAmPm && hour12 && pm {
+		hour += 12
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
+	if yday > 0 {
+		t = time.Date(year, 1, yday, hour, minute, sec, 0, time.UTC)
+	}
+	t = t.Add(time.Duration(ms) * time.Millisecond).Add(-time.Duration(offset) * time.Second)
+	return t, nil
+}
+
+// twoDigitYear puts a two-digit year within 80 years before and 20 years
+// after now, as SimpleDateFormat does.
+func twoDigitYear(n int) int {
+	now := time.Now().UTC()
+	start := now.Year() - 80
+	y := start - start%100 + n
+	if y < start {
+		y += 100
+	}
+	return y
+}
+
+// matchName matches the full or three-letter English name of one of n
+// values at the start of s, case-insensitively.
+func matchName(s string, name func(int) string, n int) (idx, length int) {
+	for i := 0; i < n; i++ {
+		full := name(i)
+		if len(s) >= len(full) && strings.EqualFold(s[:len(full)], full) {
+			return i, len(full)
+		}
+	}
+	for i := 0; i < n; i++ {
+		short := name(i)[:3]
+		if len(s) >= 3 && strings.EqualFold(s[:3], short) {
+			return i, 3
+		}
+	}
+	return 0, 0
+}
+
+// parseZone reads a zone offset: Z, UTC, GMT, +hh, +hhmm, +hh:mm, or
+// GMT/UTC followed by one of the signed forms. It returns seconds east of
+// UTC and the length read.
+func parseZone(s string) (offset, length int, ok bool) {
+	prefix := 0
+	switch {
+	case strings.HasPrefix(s, "Z"):
+		return 0, 1, true
+	case strings.HasPrefix(s, "GMT"), strings.HasPrefix(s, "UTC"):
+		prefix = 3
+		if len(s) == 3 || s[3] != '+' && s[3] != '-' {
+			return 0, 3, true
+		}
+	}
+	r := s[prefix:]
+	if len(r) < 3 || r[0] != '+' && r[0] != '-' {
+		return 0, 0, false
+	}
+	digits := func(b string) (int, bool) {
+		if len(b) != 2 || b[0] < '0' || b[0] > '9' || b[1] < '0' || b[1] > '9' {
+			return 0, false
+		}
+		return int(b[0]-'0')*10 + int(b[1]-'0'), true
+	}
+	h, okh := digits(r[1:3])
+	if !okh {
+		return 0, 0, false
+	}
+	l, m := 3, 0
+	switch {
+	case len(r) >= 6 && r[3] == ':':
+		if mm, okm := digits(r[4:6]); okm {
+			m, l = mm, 6
+		}
+	case len(r) >= 5:
+		if mm, okm := digits(r[3:5]); okm {
+			m, l = mm, 5
+		}
+	}
+	off := h*3600 + m*60
+	if r[0] == '-' {
+		off = -off
+	}
+	return off, prefix + l, true
+}

@@ -1,0 +1,184 @@
+package transforms
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+)
+
+// Java's number parsing and printing, for the transformations that turn
+// text into numbers and back the way Kafka Connect's do.
+
+var errNumberFormat = errors.New("number format")
+
+// javaParseFloat is Float.parseFloat (bits 32) or Double.parseDouble (64):
+// surrounding whitespace is ignored, "NaN" and "Infinity" are accepted in
+// Java's spelling only, an f/F/d/D suffix is allowed, and overflow gives
+// an infinity rather than an error.
+func javaParseFloat(s string, bits int) (float64, error) {
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	body := strings.TrimLeft(s, "+-")
+	if len(s)-len(body) > 1 {
+		return 0, errNumberFormat
+	}
+	neg := strings.HasPrefix(s, "-")
+	switch body {
+	case "NaN":
+		return math.NaN(), nil
+	case "Infinity":
+		if neg {
+			return math.Inf(-1), nil
+		}
+		return math.Inf(1), nil
+	}
+	if n := len(s); n > 1 && strings.ContainsRune("fFdD", rune(s[n-1])) && !strings.HasPrefix(strings.ToLower(body), "0x") {
+		s = s[:n-1]
+	}
+	lower := strings.ToLower(strings.TrimLeft(s, "+-"))
+	if strings.HasPrefix(lower, "0x") {
+		if !strings.Contains(lower, "p") {
+			return 0, errNumberFormat
+		}
+	} else {
+		for _, c := range lower {
+			if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == '+' || c == '-') {
+				return 0, errNumberFormat
+			}
+		}
+	}
+	f, err := strconv.ParseFloat(s, bits)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, errNumberFormat
+	}
+	return f, nil
+}
+
+// javaFloatString is Float.toString (bits 32) or Double.toString (64):
+// plain notation with at least one fraction digit between 10^-3 and 10^7,
+// otherwise "d.dddE±n".
+func javaFloatString(f float64, bits int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case f == 0:
+		if math.Signbit(f) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	abs := math.Abs(f)
+	if abs >= 1e-3 && abs < 1e7 {
+		s := strconv.FormatFloat(f, 'f', -1, bits)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	s := strconv.FormatFloat(f, 'e', -1, bits)
+	mant, exp, _ := strings.Cut(s, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	n, _ := strconv.Atoi(exp)
+	return mant + "E" + strconv.Itoa(n)
+}
+
+// javaDecimalString is BigDecimal.toString: plain notation unless the
+// scale is negative or the value is below 10^-6, then scientific.
+func javaDecimalString(d data.Decimal) string {
+	u := d.Unscaled
+	if u == nil {
+		u = new(big.Int)
+	}
+	digits := new(big.Int).Abs(u).String()
+	sign := ""
+	if u.Sign() < 0 {
+		sign = "-"
+	}
+	scale := int64(d.Scale)
+	adjusted := -scale + int64(len(digits)-1)
+	if scale >= 0 && adjusted >= -6 {
+		if scale == 0 {
+			return sign + digits
+		}
+		if int64(len(digits)) > scale {
+			p := int64(len(digits)) - scale
+			return sign + digits[:p] + "." + digits[p:]
+		}
+		return sign + "0." + strings.Repeat("0", int(scale-int64(len(digits)))) + digits
+	}
+	mant := digits[:1]
+	if len(digits) > 1 {
+		mant += "." + digits[1:]
+	}
+	exp := "E"
+	if adjusted >= 0 {
+		exp += "+"
+	}
+	return sign + mant + exp + strconv.FormatInt(adjusted, 10)
+}
+
+// decimalFloat is BigDecimal.doubleValue.
+func decimalFloat(d data.Decimal) float64 {
+	f, _ := decimalRat(d).Float64()
+	return f
+}
+
+func decimalRat(d data.Decimal) *big.Rat {
+	u := d.Unscaled
+	if u == nil {
+		u = new(big.Int)
+	}
+	r := new(big.Rat).SetInt(u)
+	if d.Scale > 0 {
+		return r.Quo(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil)))
+	}
+	if d.Scale < 0 {
+		return r.Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(-int64(d.Scale)), nil)))
+	}
+	return r
+}
+
+// decimalLong is BigDecimal.longValue: the integer part, truncated toward
+// zero, in its low 64 bits.
+func decimalLong(d data.Decimal) int64 {
+	r := decimalRat(d)
+	q := new(big.Int).Quo(r.Num(), r.Denom())
+	// Low 64 bits in two's complement, as Java's narrowing does.
+	m := new(big.Int).And(q, new(big.Int).SetUint64(math.MaxUint64))
+	return int64(m.Uint64())
+}
+
+// javaD2L is Java's (long) conversion of a double: saturating, NaN is 0.
+func javaD2L(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// javaD2I is Java's (int) conversion of a double: saturating, NaN is 0.
+func javaD2I(f float64) int32 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt32:
+		return math.MaxInt32
+	case f <= math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(f)
+}
