@@ -36,6 +36,9 @@ type instances struct {
 	log       hclog.Logger
 	seeds     []string
 	kafkaOpts []kgo.Opt
+	// activeTopic records a topic a source task wrote to (the herder's
+	// topic tracking); nil when tracking is off.
+	activeTopic func(connector, topic string)
 }
 
 var _ herder.Instances = (*instances)(nil)
@@ -278,6 +281,9 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 		// Kafka's producer asks the broker to create missing topics
 		// (allow.auto.create.topics=true); franz-go does so only when told.
 		opts := append(base, kgo.ClientID("connector-producer-"+id.String()), kgo.AllowAutoTopicCreation())
+		if in.activeTopic != nil {
+			opts = append(opts, kgo.WithHooks(newTopicTracker(func(topic string) { in.activeTopic(id.Connector, topic) })))
+		}
 		return asRunner(runtime.NewSourceTask(runtime.SourceConfig{
 			ID: id, ConnectorClass: spec.Class.Name, TaskConfig: spec.TaskConfig,
 			Launch: func(ctx context.Context, ws pluginv1.WorkerServer) (runtime.SourcePlugin, error) {

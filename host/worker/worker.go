@@ -209,6 +209,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if w.cfg.Bool(config.TopicTrackingEnable) {
+		in.activeTopic = w.herder.RecordActiveTopic
+	}
 	w.rest, err = rest.New(w.herder, w.loggers, w.restOptions())
 	if err != nil {
 		return err
