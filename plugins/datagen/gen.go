@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
@@ -39,7 +40,25 @@ type generator struct {
 	// they never leave the generator, so one serves every record.
 	scratch *data.Struct
 	buf     []byte // scratch for sizing struct payloads
+	// text is the payload pool (see newTextPool); payloads are windows
+	// into it. Never written after it is made, so struct payloads are
+	// strings over it without a copy.
+	text []byte
+	// arena is where raw keys and values are carved from: one allocation
+	// for many records instead of one per record.
+	arena []byte
 }
+
+// Payload pool geometry: the pool holds poolRecords payloads' worth of text
+// (within [minPool, maxPool]), so the windows of one producer batch (1 MB)
+// rarely overlap and a compressor finds no more repetition than the text
+// itself has.
+const (
+	poolRecords = 8192
+	minPool     = 1 << 20
+	maxPool     = 16 << 20
+	arenaChunk  = 1 << 20
+)
 
 func newGenerator(s *settings) *generator {
 	g := &generator{
@@ -70,8 +89,36 @@ func newGenerator(s *settings) *generator {
 	if g.raw {
 		g.scratch = data.NewStruct(g.schema)
 	}
+	if s.recordSize > 0 {
+		g.text = newTextPool(g.seed, min(max(s.recordSize*poolRecords, minPool), maxPool+s.recordSize))
+	}
 	g.clock = time.Now()
 	return g
+}
+
+// newTextPool makes n bytes of vocabulary text from seed. Making it once
+// per task (a few milliseconds) is what lets a payload cost a copy, or
+// nothing, instead of drawing every word of every record.
+func newTextPool(seed uint64, n int) []byte {
+	g := &generator{pcg: mrand.NewPCG(splitmix(seed^0x7e47), seed)}
+	g.rng = mrand.New(g.pcg)
+	return g.appendText(make([]byte, 0, n+8), n)
+}
+
+// payload returns n bytes of text at a random offset into the pool.
+func (g *generator) payload(n int) []byte {
+	o := g.rng.IntN(len(g.text) - n + 1)
+	return g.text[o : o+n : o+n]
+}
+
+// alloc returns n bytes of the arena.
+func (g *generator) alloc(n int) []byte {
+	if cap(g.arena)-len(g.arena) < n {
+		g.arena = make([]byte, 0, max(arenaChunk, n))
+	}
+	b := g.arena[len(g.arena) : len(g.arena)+n : len(g.arena)+n]
+	g.arena = g.arena[:len(g.arena)+n]
+	return b
 }
 
 // splitmix is SplitMix64's finalizer: it spreads nearby inputs (consecutive
@@ -109,33 +156,61 @@ func (g *generator) record(seq int64) (keySchema *data.Schema, key any, valueSch
 	if g.keyIdx >= 0 {
 		key, keySchema = v.GetIndex(g.keyIdx), g.keySchema
 		if g.raw {
-			key, keySchema = data.Raw(keyText(key)), nil
+			key, keySchema = g.rawKey(key), nil
 		}
 	}
 	if g.payloadIdx < 0 {
 		if g.raw {
-			return keySchema, key, nil, data.Raw(appendJSON(nil, v))
+			g.buf = appendJSON(g.buf[:0], v)
+			return keySchema, key, nil, data.Raw(g.copyOut(g.buf))
 		}
 		return keySchema, key, g.schema, v
 	}
 	// Size the payload: encode with an empty one, then fill the difference.
 	// The payload is the last field, so the encoding ends with `""}`.
 	v.SetIndex(g.payloadIdx, "")
-	if g.raw {
-		// The bytes become the value: a fresh buffer, sized for the record.
-		b := appendJSON(make([]byte, 0, max(g.recordSize, 256)+8), v)
-		n := max(g.recordSize-len(b), 0)
-		b = g.appendText(b[:len(b)-2], n)
-		b = append(b, '"', '}')
-		return keySchema, key, nil, data.Raw(b)
-	}
-	// Only the length matters here, and the text is copied into a string:
-	// one scratch buffer serves both.
 	g.buf = appendJSON(g.buf[:0], v)
 	n := max(g.recordSize-len(g.buf), 0)
-	g.buf = g.appendText(g.buf[:0], n)
-	v.SetIndex(g.payloadIdx, string(g.buf))
+	text := g.payload(n)
+	if g.raw {
+		head := g.buf[:len(g.buf)-2]
+		b := g.alloc(len(head) + n + 2)
+		copy(b, head)
+		copy(b[len(head):], text)
+		copy(b[len(head)+n:], `"}`)
+		return keySchema, key, nil, data.Raw(b)
+	}
+	// The pool is never written, so the string can share its memory.
+	if n == 0 {
+		v.SetIndex(g.payloadIdx, "")
+	} else {
+		v.SetIndex(g.payloadIdx, unsafe.String(unsafe.SliceData(text), n))
+	}
 	return keySchema, key, g.schema, v
+}
+
+// copyOut copies b into the arena.
+func (g *generator) copyOut(b []byte) []byte {
+	out := g.alloc(len(b))
+	copy(out, b)
+	return out
+}
+
+// rawKey is keyText as bytes in the arena.
+func (g *generator) rawKey(v any) data.Raw {
+	switch x := v.(type) {
+	case string:
+		out := g.alloc(len(x))
+		copy(out, x)
+		return out
+	case int32:
+		g.buf = strconv.AppendInt(g.buf[:0], int64(x), 10)
+	case int64:
+		g.buf = strconv.AppendInt(g.buf[:0], x, 10)
+	default:
+		return data.Raw(keyText(v))
+	}
+	return g.copyOut(g.buf)
 }
 
 func keyText(v any) string {

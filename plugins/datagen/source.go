@@ -174,11 +174,14 @@ func (t *DatagenTask) Poll(ctx context.Context) ([]*data.SourceRecord, error) {
 		t.paced += n
 	}
 	t.g.setClock(now)
+	// One allocation for the batch's records rather than one each.
+	slab := make([]data.SourceRecord, n)
 	recs := make([]*data.SourceRecord, n)
 	for i := range recs {
 		seq := t.next
 		ks, k, vs, v := t.g.record(seq)
-		recs[i] = &data.SourceRecord{
+		recs[i] = &slab[i]
+		slab[i] = data.SourceRecord{
 			Record: data.Record{
 				Topic: t.s.topic, Partition: data.NoPartition,
 				KeySchema: ks, Key: k, ValueSchema: vs, Value: v,
