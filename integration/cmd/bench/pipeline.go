@@ -5,8 +5,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -56,10 +58,24 @@ func init() {
 // 200 ms keep the sink's finish line (its committed offsets) within 0.2 s
 // of the moment its last record was put. Everything else is the worker's
 // default, as a user would run it.
-var pipelineWorkerProps = map[string]string{
-	"key.converter":            "org.apache.kafka.connect.converters.ByteArrayConverter",
-	"value.converter":          "org.apache.kafka.connect.converters.ByteArrayConverter",
-	"offset.flush.interval.ms": "200",
+// BENCH_SLUICE_PROPS (k=v,k=v) adds or overrides worker settings, to try
+// producer.*, consumer.* or other settings without editing this file.
+func pipelineWorkerProps() (map[string]string, error) {
+	props := map[string]string{
+		"key.converter":            "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"value.converter":          "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"offset.flush.interval.ms": "200",
+	}
+	if extra := os.Getenv("BENCH_SLUICE_PROPS"); extra != "" {
+		for _, kv := range strings.Split(extra, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, fmt.Errorf("BENCH_SLUICE_PROPS: %q is not key=value", kv)
+			}
+			props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return props, nil
 }
 
 // pollEvery is how often the finish line is checked.
@@ -77,7 +93,11 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 
-	w, err := startSluice(ctx, env, fmt.Sprintf("datagen-p%d", parts), pipelineWorkerProps)
+	props, err := pipelineWorkerProps()
+	if err != nil {
+		return Result{}, err
+	}
+	w, err := startSluice(ctx, env, fmt.Sprintf("datagen-p%d", parts), props)
 	if err != nil {
 		return Result{}, err
 	}
@@ -98,6 +118,7 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 		return Result{}, err
 	}
 	var total int64
+	var first phase
 	for last := time.Now(); ; {
 		ends, err := adm.ListEndOffsets(ctx, topic)
 		if err != nil {
@@ -105,6 +126,7 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 		}
 		total = 0
 		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		first.see(total)
 		if total >= int64(env.Records) {
 			break
 		}
@@ -119,6 +141,7 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 		}
 	}
 	secs := time.Since(start).Seconds()
+	first.report("sluice/datagen-p"+strconv.Itoa(int(parts)), "on the topic", start, total)
 
 	// The records must be what was asked for: exactly Records of them,
 	// 1 KiB values that differ from each other.
@@ -144,6 +167,7 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 	if err := w.stop(ctx); err != nil {
 		return Result{}, err
 	}
+	w.reportCPU("sluice/datagen-p"+strconv.Itoa(int(parts)), env.Records)
 	return Result{Records: env.Records, Bytes: bytes * int64(env.Records), Seconds: secs, PeakRSSBytes: w.peakRSSByRole()}, nil
 }
 
@@ -168,7 +192,10 @@ func checkSample(ctx context.Context, cl *kgo.Client, topic string, size int) (i
 	return int64(len(recs[0].Key) + len(recs[0].Value)), nil
 }
 
-var noopCount = regexp.MustCompile(`noop sink stopped:.* records=([0-9]+)`)
+// noopCount finds the count the noop sink task logs when it stops. Plugin
+// log fields reach the worker's log through JSON, so a count of a million
+// may read records="1e+06".
+var noopCount = regexp.MustCompile(`noop sink stopped:.* records="?([0-9.e+]+)"?`)
 
 func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, error) {
 	topic, err := env.FilledTopic(ctx, parts)
@@ -191,7 +218,11 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 		return Result{}, fmt.Errorf("%s holds %d records, want %d", topic, end, env.Records)
 	}
 
-	w, err := startSluice(ctx, env, fmt.Sprintf("noop-sink-p%d", parts), pipelineWorkerProps)
+	props, err := pipelineWorkerProps()
+	if err != nil {
+		return Result{}, err
+	}
+	w, err := startSluice(ctx, env, fmt.Sprintf("noop-sink-p%d", parts), props)
 	if err != nil {
 		return Result{}, err
 	}
@@ -207,6 +238,7 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 		return Result{}, err
 	}
 	var committed int64
+	var first phase
 	for last := time.Now(); ; {
 		offs, err := adm.FetchOffsets(ctx, group)
 		if err != nil && !kerr.IsRetriable(err) {
@@ -220,6 +252,7 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 				committed += o.At
 			}
 		})
+		first.see(committed)
 		if committed >= end {
 			break
 		}
@@ -234,6 +267,7 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 		}
 	}
 	secs := time.Since(start).Seconds()
+	first.report("sluice/noop-sink-p"+strconv.Itoa(int(parts)), "committed", start, committed)
 	if committed != end {
 		return Result{}, fmt.Errorf("%s committed %d, beyond the end %d", group, committed, end)
 	}
@@ -246,12 +280,49 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 	if err := w.stop(ctx); err != nil {
 		return Result{}, err
 	}
+	w.reportCPU("sluice/noop-sink-p"+strconv.Itoa(int(parts)), env.Records)
 	m := noopCount.FindStringSubmatch(w.proc.LogTail(2000))
 	if m == nil {
-		return Result{}, fmt.Errorf("%s: the noop sink task logged no count when it stopped", name)
+		return Result{}, fmt.Errorf("%s: the noop sink task logged no count when it stopped; worker log %s:\n%s", name, w.proc.LogPath(), w.proc.LogTail(15))
 	}
-	if n, _ := strconv.ParseInt(m[1], 10, 64); n != end {
-		return Result{}, fmt.Errorf("%s: the noop sink was put %d records, want %d", name, n, end)
+	if n, err := strconv.ParseFloat(m[1], 64); err != nil || int64(n) != end {
+		return Result{}, fmt.Errorf("%s: the noop sink was put %s records, want %d", name, m[1], end)
 	}
 	return Result{Records: env.Records, Bytes: int64(env.Records) * env.Payload.RecordBytes(), Seconds: secs, PeakRSSBytes: w.peakRSSByRole()}, nil
+}
+
+// phase splits a pipeline's time into start-up (connector creation until
+// the first records show at the finish line: plugin launch, and for a sink
+// the consumer group join) and the steady rate after that, which the
+// benchmark prints as a note under its result.
+type phase struct {
+	at    time.Time
+	count int64
+}
+
+func (p *phase) see(n int64) {
+	if p.at.IsZero() && n > 0 {
+		p.at, p.count = time.Now(), n
+	}
+}
+
+func (p *phase) report(name, what string, start time.Time, total int64) {
+	if p.at.IsZero() {
+		return
+	}
+	rest := time.Since(p.at).Seconds()
+	rate := 0.0
+	if rest > 0 {
+		rate = float64(total-p.count) / rest
+	}
+	fmt.Printf("  %s: first records %s %.2fs after the connector's creation; then %.0f rec/s\n",
+		name, what, p.at.Sub(start).Seconds(), rate)
+}
+
+// reportCPU prints the CPU time the worker and its plugins used over their
+// whole life (start-up included) as a note: on a machine shared with the
+// broker, CPU per record is what limits throughput.
+func (w *sluiceWorker) reportCPU(name string, records int) {
+	wk, pl := w.cpuSeconds()
+	fmt.Printf("  %s: CPU %.2fs worker + %.2fs plugins = %.1f µs per record\n", name, wk, pl, (wk+pl)/float64(records)*1e6)
 }

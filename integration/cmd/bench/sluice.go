@@ -39,6 +39,9 @@ type sluiceWorker struct {
 type rssPeak struct {
 	role  string // "worker", "connector" or "task"
 	bytes int64
+	// cpuTicks is the process's user+system CPU time, in clock ticks, when
+	// last seen.
+	cpuTicks int64
 }
 
 // workerStartTimeout bounds a worker's start until GET /health is 200.
@@ -244,10 +247,12 @@ func (w *sluiceWorker) sampleOnce(pid int) {
 		if err != nil {
 			return
 		}
+		cpu := cpuTicks(p)
 		w.mu.Lock()
-		if v > w.peaks[p].bytes {
-			w.peaks[p] = rssPeak{role: role, bytes: v}
-		}
+		pk := w.peaks[p]
+		pk.role, pk.bytes = role, max(pk.bytes, v)
+		pk.cpuTicks = max(pk.cpuTicks, cpu)
+		w.peaks[p] = pk
 		w.mu.Unlock()
 	}
 	record(pid, "worker")
@@ -271,18 +276,54 @@ func (w *sluiceWorker) sampleOnce(pid int) {
 	}
 }
 
-// ppid is the parent of pid, or -1.
-func ppid(pid int) int {
+// statFields returns the fields of /proc/pid/stat after the command name
+// (field 3, the state, first), or nil.
+func statFields(pid int) []string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return -1
+		return nil
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return -1
+		return nil
 	}
-	f := strings.Fields(s[i+1:])
+	return strings.Fields(s[i+1:])
+}
+
+// cpuTicks is utime+stime of pid in clock ticks (fields 14 and 15), or 0.
+func cpuTicks(pid int) int64 {
+	f := statFields(pid)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
+}
+
+// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// cpuSeconds sums the CPU time of the worker and of its plugins as last
+// sampled (a plugin's final moments after the last sample are missed;
+// the sampler runs every 100 ms).
+func (w *sluiceWorker) cpuSeconds() (worker, plugins float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.peaks {
+		if p.role == "worker" {
+			worker += float64(p.cpuTicks) / clockTicks
+		} else {
+			plugins += float64(p.cpuTicks) / clockTicks
+		}
+	}
+	return worker, plugins
+}
+
+// ppid is the parent of pid, or -1.
+func ppid(pid int) int {
+	f := statFields(pid)
 	if len(f) < 2 {
 		return -1
 	}
