@@ -112,11 +112,22 @@ func EnsureTopic(ctx context.Context, adm *kadm.Client, spec TopicSpec, logger h
 		return fmt.Errorf("describe topic %s: %w", spec.Name, err)
 	}
 	if !exists {
-		if err := createTopic(ctx, adm, spec, logger); err != nil {
+		created, n, err := createTopic(ctx, adm, spec, logger)
+		if err != nil {
 			return err
 		}
+		if created && n > 0 {
+			// Created here, compacted as asked: nothing to verify (Kafka
+			// Connect verifies only topics that already existed).
+			return nil
+		}
+		// Another worker created it first, or the broker did not say how
+		// many partitions it made; metadata may lag behind the creation.
 		if partitions, err = waitForTopic(ctx, adm, spec.Name); err != nil {
 			return fmt.Errorf("wait for created topic %s: %w", spec.Name, err)
+		}
+		if created {
+			return nil
 		}
 	}
 	if spec.SinglePartition && partitions > 1 {
@@ -127,8 +138,12 @@ func EnsureTopic(ctx context.Context, adm *kadm.Client, spec TopicSpec, logger h
 }
 
 // describePartitions reports whether the topic exists and its partition count.
+// kadm answers metadata from the client's cache (franz-go keeps it for its
+// metadata min age, 5 s by default), which would report a topic created a
+// moment ago as missing; asking for authorized operations makes kadm send a
+// fresh request.
 func describePartitions(ctx context.Context, adm *kadm.Client, topic string) (bool, int, error) {
-	details, err := adm.ListTopics(ctx, topic)
+	details, err := adm.ListTopics(kadm.WithAuthorizedOps(ctx), topic)
 	if err != nil {
 		return false, 0, err
 	}
@@ -142,7 +157,10 @@ func describePartitions(ctx context.Context, adm *kadm.Client, topic string) (bo
 	return true, len(d.Partitions), nil
 }
 
-func createTopic(ctx context.Context, adm *kadm.Client, spec TopicSpec, logger hclog.Logger) error {
+// createTopic creates the topic; created is false when another worker (or
+// the broker's auto-creation) made it first, or when this worker may not
+// create topics and must hope it exists.
+func createTopic(ctx context.Context, adm *kadm.Client, spec TopicSpec, logger hclog.Logger) (created bool, partitions int32, err error) {
 	configs := make(map[string]*string, len(spec.Configs)+1)
 	for _, k := range slices.Sorted(maps.Keys(spec.Configs)) {
 		v := spec.Configs[k]
@@ -150,30 +168,29 @@ func createTopic(ctx context.Context, adm *kadm.Client, spec TopicSpec, logger h
 	}
 	compact := "compact"
 	configs["cleanup.policy"] = &compact
-	partitions := spec.Partitions
+	n := spec.Partitions
 	if spec.SinglePartition {
-		partitions = 1
+		n = 1
 	}
-	resp, err := adm.CreateTopic(ctx, partitions, spec.ReplicationFactor, configs, spec.Name)
+	resp, err := adm.CreateTopic(ctx, n, spec.ReplicationFactor, configs, spec.Name)
 	switch {
 	case err == nil:
 		logger.Info("created internal topic", "topic", spec.Name, "partitions", resp.NumPartitions,
 			"replication_factor", resp.ReplicationFactor)
-		return nil
+		return true, resp.NumPartitions, nil
 	case errors.Is(err, kerr.TopicAlreadyExists):
-		return nil // another worker won the race
+		return false, 0, nil // another worker won the race
 	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed):
-		// Kafka Connect carries on and lets the checks below (or the first
-		// read) find out whether the topic is there.
+		// Kafka Connect carries on and lets the checks (or the first read)
+		// find out whether the topic is there.
 		logger.Warn("not authorized to create internal topic; assuming it exists or will be created",
 			"topic", spec.Name, "error", err)
-		return nil
+		return false, 0, nil
 	default:
-		msg := resp.ErrMessage
-		if msg != "" {
-			return fmt.Errorf("create topic %s: %w: %s", spec.Name, err, msg)
+		if resp.ErrMessage != "" {
+			return false, 0, fmt.Errorf("create topic %s: %w: %s", spec.Name, err, resp.ErrMessage)
 		}
-		return fmt.Errorf("create topic %s: %w", spec.Name, err)
+		return false, 0, fmt.Errorf("create topic %s: %w", spec.Name, err)
 	}
 }
 
@@ -244,6 +261,8 @@ func checkPolicy(spec TopicSpec, configs []kadm.Config, logger hclog.Logger) err
 		return fmt.Errorf("%w: Topic '%s' supplied via the '%s' property is required to have 'cleanup.policy=compact' to guarantee consistency and durability of %s, but found the topic currently has 'cleanup.policy=%s'. Continuing would likely result in eventually losing %s and problems restarting this Connect cluster in the future. Change the '%s' property in the Connect worker configurations to use a topic with 'cleanup.policy=compact'.",
 			ErrTopicUnfit, spec.Name, spec.Property, spec.Purpose, *c.Value, spec.Purpose, spec.Property)
 	}
-	logger.Info("the broker did not report the internal topic's cleanup.policy; not verifying it", "topic", spec.Name)
+	if logger != nil {
+		logger.Info("the broker did not report the internal topic's cleanup.policy; not verifying it", "topic", spec.Name)
+	}
 	return nil
 }
