@@ -432,3 +432,42 @@ func TestConfigStoreRefusesPartitionedTopic(t *testing.T) {
 		t.Fatalf("start on a 3-partition config topic: %v", err)
 	}
 }
+
+func TestConfigStoreAfterCompaction(t *testing.T) {
+	// Kafka's own example: a connector goes from 2 tasks to 1; compaction
+	// removes the first task-c-0 and commit-c, leaving task-c-1 of the old
+	// set before the new task-c-0. The state read back is the new one.
+	k := newTestKafka(t)
+	k.createTopic("connect-configs", 1, "compact")
+	ctx := testCtx(t)
+	s := k.startConfigs("connect-configs", nil)
+	if err := s.PutConnectorConfig(ctx, "c", map[string]string{"v": "1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTaskConfigs(ctx, "c", []map[string]string{{"set": "old"}, {"set": "old"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTaskConfigs(ctx, "c", []map[string]string{{"set": "new"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Something after, so the last commit is not in kfake's active segment.
+	if err := s.PutTargetState(ctx, "c", TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTargetState(ctx, "c", TargetPaused); err != nil {
+		t.Fatal(err)
+	}
+	before := len(k.readAll("connect-configs"))
+	k.c.Compact()
+	after := k.topicRecords("connect-configs")
+	if len(after) >= before {
+		t.Fatalf("nothing compacted: %d records before, %d after", before, len(after))
+	}
+	snap := k.startConfigs("connect-configs", nil).Snapshot()
+	if got := snap.TaskConfigs("c"); len(got) != 1 || got[0]["set"] != "new" || len(snap.Inconsistent()) != 0 {
+		t.Fatalf("after compaction (%q): tasks %v, inconsistent %v", after, got, snap.Inconsistent())
+	}
+	if stateOf(t, snap, "c") != TargetPaused {
+		t.Fatalf("target state %s", stateOf(t, snap, "c"))
+	}
+}

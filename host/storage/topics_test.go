@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -131,5 +132,55 @@ func TestCheckPolicyValues(t *testing.T) {
 	}
 	if err := checkPolicy(spec, nil, nil); err != nil {
 		t.Errorf("no cleanup.policy reported: %v", err)
+	}
+}
+
+func TestStoresOnEnsuredTopics(t *testing.T) {
+	// A worker's start: topics, then the three stores, each with its whole
+	// state before it serves; a second worker starting later sees the first
+	// worker's writes without any Refresh of its own.
+	k := newTestKafka(t)
+	ctx := testCtx(t)
+	topics := DefaultInternalTopics("cfg", "offs", "stat")
+	for _, s := range []*TopicSpec{&topics.Config, &topics.Offset, &topics.Status} {
+		s.ReplicationFactor = -1
+	}
+	if err := EnsureTopics(ctx, k.adm, topics, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := k.startConfigs("cfg", nil)
+	offs := k.startOffsets("offs")
+	stat := k.startStatuses("stat")
+	if err := cfg.PutConnectorConfig(ctx, "c", map[string]string{"x": "y"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		if err := offs.Set(ctx, "c", []OffsetEntry{{Partition: []byte(fmt.Sprintf(`{"file":"f%d"}`, i)), Offset: []byte(fmt.Sprintf(`{"pos":%d}`, i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stat.PutConnector(ctx, "c", Status{State: StateRunning, WorkerID: "w1:8083", Generation: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg2 := k.startConfigs("cfg", nil)
+	offs2 := NewKafkaOffsetStore(LogConfig{Topic: "offs", ClientOpts: k.opts})
+	if err := offs2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer offs2.Close()
+	stat2 := k.startStatuses("stat")
+	if !cfg2.Snapshot().Contains("c") {
+		t.Fatal("second worker's config store lacks the connector")
+	}
+	if got := offs2.Connectors(); len(got) != 1 { // no read to end: from Start alone
+		t.Fatalf("second worker's offsets: %v", got)
+	}
+	all, err := offs2.All(ctx, "c")
+	if err != nil || len(all) != 50 {
+		t.Fatalf("second worker's offsets of c: %d, %v", len(all), err)
+	}
+	if st, ok := stat2.Connector("c"); !ok || st.WorkerID != "w1:8083" {
+		t.Fatalf("second worker's status of c: %+v %v", st, ok)
 	}
 }
