@@ -1,0 +1,191 @@
+package transforms
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+)
+
+func topicRec(topic string) func() *data.Record {
+	return func() *data.Record {
+		r := valueRec(data.StringSchema, "v")
+		r.Topic = topic
+		return r
+	}
+}
+
+func TestRegexRouter(t *testing.T) {
+	const cls = "org.apache.kafka.connect.transforms.RegexRouter"
+	var cases []golden
+	for _, c := range []struct{ regex, replacement, topic, want string }{
+		{"(.*)", "prefix-$1", "orig", "prefix-orig"},
+		{"(.*)-(.*)", "$2_$1", "a-b", "b_a"},
+		{"(.*)-(.*)", "$0", "a-b", "a-b"},
+		{"(?P<name>.*)-x", "${name}!", "a-x", "a!"},
+		{"foo", "bar", "foo-baz", "foo-baz"}, // must match the whole topic
+		{"(.*)", "$12", "ab", "ab2"},          // one group: $12 is $1 then 2
+		{"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)(l)", "$12", "abcdefghijkl", "l"},
+	} {
+		c := c
+		r := topicRec(c.want)()
+		cases = append(cases, golden{name: c.regex + " " + c.replacement, class: cls,
+			props: props("regex", c.regex, "replacement", c.replacement), in: topicRec(c.topic), want: r})
+	}
+	cases = append(cases,
+		golden{name: "escaped dollar", class: cls, props: props("regex", "(.*)", "replacement", `\$1-$1`),
+			in: topicRec("t"), want: topicRec("$1-t")()},
+		golden{name: "missing group", class: cls, props: props("regex", "(.*)", "replacement", "$2"),
+			in: topicRec("t"), err: "No group 2"},
+		golden{name: "illegal reference", class: cls, props: props("regex", "(.*)", "replacement", "$x"),
+			in: topicRec("t"), err: "Illegal group reference", errClass: IllegalArgumentException},
+	)
+	runGolden(t, cases)
+	for _, c := range []struct {
+		props map[string]string
+		want  string
+	}{
+		{props("replacement", "x"), `Missing required configuration "regex" which has no default value.`},
+		{props("regex", "(", "replacement", "x"), "Invalid value ( for configuration regex: Invalid regex: error parsing regexp: missing closing ): `(`"},
+		{props("regex", ".*"), `Missing required configuration "replacement" which has no default value.`},
+	} {
+		if _, err := New("RegexRouter", c.props); err == nil || err.Error() != c.want {
+			t.Errorf("%v: %v, want %q", c.props, err, c.want)
+		}
+	}
+}
+
+func TestTimestampRouter(t *testing.T) {
+	const cls = "org.apache.kafka.connect.transforms.TimestampRouter"
+	at := time.Date(2017, 1, 2, 3, 4, 5, 0, time.UTC)
+	in := func() *data.Record {
+		r := valueRec(data.StringSchema, "v")
+		r.Timestamp = at
+		return r
+	}
+	with := func(topic string) *data.Record {
+		r := in()
+		r.Topic = topic
+		return r
+	}
+	runGolden(t, []golden{
+		{name: "defaults", class: cls, in: in, want: with("test-20170102")},
+		{name: "formats", class: cls, props: props("topic.format", "${timestamp}_${topic}_${topic}", "timestamp.format", "yyyy.MM.dd HH"),
+			in: in, want: with("2017.01.02 03_test_test")},
+		{name: "no timestamp", class: cls,
+			in: func() *data.Record {
+				r := valueRec(data.StringSchema, "v")
+				r.Timestamp = time.Time{}
+				return r
+			},
+			err: "Timestamp missing on record: ConnectRecord{topic='test', kafkaPartition=0, key=null, keySchema=null, value=v, valueSchema=Schema{STRING}, timestamp=null, headers=ConnectHeaders(headers=)}"},
+	})
+	if _, err := New(cls, props("timestamp.format", "yyyy-bb")); err == nil ||
+		err.Error() != "Invalid value yyyy-bb for configuration timestamp.format: Illegal pattern character 'b'" {
+		t.Errorf("bad format: %v", err)
+	}
+}
+
+func TestFilter(t *testing.T) {
+	runGolden(t, []golden{
+		{name: "drops", class: "org.apache.kafka.connect.transforms.Filter", in: topicRec("t"), drop: true},
+		{name: "drops by alias", class: "Filter", in: func() *data.Record { return valueRec(nil, nil) }, drop: true},
+	})
+}
+
+func TestFlatten(t *testing.T) {
+	const cls = "org.apache.kafka.connect.transforms.Flatten$Value"
+	twoLevel := data.StructBuilder().Field("int8", data.Int8Schema).Field("string", data.OptionalStringSchema).MustBuild()
+	oneLevel := data.StructBuilder().Field("B", twoLevel).Field("bool", data.BooleanSchema).MustBuild()
+	top := data.StructBuilder().Name("top").Field("A", oneLevel).Field("arr", data.ArrayOf(data.Int32Schema)).MustBuild()
+	flat := &data.Schema{Type: data.StructType, Name: "top", Fields: []data.Field{
+		{Name: "A.B.int8", Index: 0, Schema: data.Int8Schema},
+		{Name: "A.B.string", Index: 1, Schema: data.OptionalStringSchema},
+		{Name: "A.bool", Index: 2, Schema: data.BooleanSchema},
+		{Name: "arr", Index: 3, Schema: data.ArrayOf(data.Int32Schema)},
+	}}
+	topValue := func() *data.Struct {
+		return mustStruct(top, "A", mustStruct(oneLevel, "B", mustStruct(twoLevel, "int8", int8(8), "string", "s"), "bool", true),
+			"arr", []any{int32(1)})
+	}
+	// Optionality and defaults come down from the parents.
+	inner := data.StructBuilder().Field("x", data.Int32Schema).Field("y", data.NewSchemaBuilder(data.Int32).Default(int32(2)).MustBuild()).Optional().MustBuild()
+	innerDefault := data.StructBuilder().Field("x", data.Int32Schema).Field("y", data.NewSchemaBuilder(data.Int32).Default(int32(2)).MustBuild()).
+		Optional().Default(mustStruct(inner, "x", int32(1), "y", int32(5))).MustBuild()
+	outer := data.StructBuilder().Field("in", innerDefault).MustBuild()
+	outerFlat := &data.Schema{Type: data.StructType, Fields: []data.Field{
+		{Name: "in_x", Index: 0, Schema: &data.Schema{Type: data.Int32, Optional: true, Default: int32(1)}},
+		{Name: "in_y", Index: 1, Schema: &data.Schema{Type: data.Int32, Optional: true, Default: int32(2)}},
+	}}
+	optNested := data.StructBuilder().Field("n", data.StructBuilder().Field("v", data.Int32Schema).Optional().MustBuild()).MustBuild()
+	optNestedFlat := &data.Schema{Type: data.StructType, Fields: []data.Field{{Name: "n.v", Schema: data.OptionalInt32Schema}}}
+	mapSchema := data.StructBuilder().Field("m", data.MapOf(data.StringSchema, data.StringSchema)).MustBuild()
+	runGolden(t, []golden{
+		{name: "nested struct", class: cls, in: func() *data.Record { return valueRec(top, topValue()) },
+			want: valueRec(flat, mustStruct(flat, "A.B.int8", int8(8), "A.B.string", "s", "A.bool", true, "arr", []any{int32(1)}))},
+		{name: "parent optional and default", class: cls, props: props("delimiter", "_"),
+			in:   func() *data.Record { return valueRec(outer, data.NewStruct(outer)) },
+			// The null struct reads as its default, field by field.
+			want: valueRec(outerFlat, mustStruct(outerFlat, "in_x", int32(1), "in_y", int32(5)))},
+		{name: "null nested struct", class: cls,
+			in:   func() *data.Record { return valueRec(optNested, data.NewStruct(optNested)) },
+			want: valueRec(optNestedFlat, data.NewStruct(optNestedFlat))},
+		{name: "schemaless", class: cls, props: props("delimiter", "#"),
+			in: func() *data.Record {
+				return valueRec(nil, map[string]any{"A": map[string]any{"B": map[string]any{"x": int64(1)}, "n": nil}, "arr": []any{int64(1)}, "s": "v"})
+			},
+			want: valueRec(nil, map[string]any{"A#B#x": int64(1), "A#n": nil, "arr": []any{int64(1)}, "s": "v"})},
+		{name: "schemaless struct inside a map", class: cls,
+			in:  func() *data.Record { return valueRec(nil, map[string]any{"a": mustStruct(twoLevel, "int8", int8(1))}) },
+			err: "Flatten transformation does not support class org.apache.kafka.connect.data.Struct for record without schemas (for field a)."},
+		{name: "schemaless date", class: cls,
+			in:  func() *data.Record { return valueRec(nil, map[string]any{"d": time.UnixMilli(0)}) },
+			err: "Flatten transformation was passed a value of type class java.util.Date which is not supported by Connect's data API"},
+		{name: "map with schema", class: cls,
+			in:  func() *data.Record { return valueRec(mapSchema, mustStruct(mapSchema, "m", map[string]any{})) },
+			err: "Flatten transformation does not support MAP for record with schemas (for field m)."},
+		{name: "tombstone passes", class: cls, in: func() *data.Record { return valueRec(top, nil) }, want: valueRec(top, nil)},
+		{name: "struct required", class: cls, in: func() *data.Record { return valueRec(top, "x") },
+			err: "Only Struct objects supported for [flattening], found: java.lang.String"},
+		{name: "key", class: "Flatten$Key", in: func() *data.Record { return keyRec(nil, map[string]any{"a": map[string]any{"b": "c"}}) },
+			want: keyRec(nil, map[string]any{"a.b": "c"})},
+	})
+}
+
+func TestSetSchemaMetadata(t *testing.T) {
+	const cls = "org.apache.kafka.connect.transforms.SetSchemaMetadata$Value"
+	s := data.StructBuilder().Name("old").Version(1).Field("f", data.NewSchemaBuilder(data.String).Optional().Default("d").MustBuild()).MustBuild()
+	renamed := &data.Schema{Type: data.StructType, Name: "foo", Version: ver(42), Fields: s.Fields}
+	onlyName := &data.Schema{Type: data.StructType, Name: "foo", Version: ver(1), Fields: s.Fields}
+	runGolden(t, []golden{
+		{name: "name and version", class: cls, props: props("schema.name", "foo", "schema.version", "42"),
+			in: func() *data.Record { return valueRec(s, mustStruct(s, "f", "x")) }, want: valueRec(renamed, mustStruct(renamed, "f", "x"))},
+		{name: "name only", class: cls, props: props("schema.name", "foo"),
+			in: func() *data.Record { return valueRec(s, mustStruct(s, "f", "x")) }, want: valueRec(onlyName, mustStruct(onlyName, "f", "x"))},
+		{name: "primitive", class: cls, props: props("schema.name", "foo", "schema.version", "42"),
+			in:   func() *data.Record { return valueRec(data.OptionalInt64Schema, int64(1)) },
+			want: valueRec(&data.Schema{Type: data.Int64, Optional: true, Name: "foo", Version: ver(42)}, int64(1))},
+		{name: "null value", class: cls, props: props("schema.version", "42"),
+			in:   func() *data.Record { return valueRec(data.OptionalInt64Schema, nil) },
+			want: valueRec(&data.Schema{Type: data.Int64, Optional: true, Version: ver(42)}, nil)},
+		{name: "defaults copied", class: cls, props: props("schema.name", "foo", "schema.version", "42"),
+			in: func() *data.Record { return valueRec(s, data.NewStruct(s)) }, want: valueRec(renamed, mustStruct(renamed, "f", "d"))},
+		{name: "replace.null.with.default=false", class: cls, props: props("schema.name", "foo", "schema.version", "42", "replace.null.with.default", "false"),
+			in: func() *data.Record { return valueRec(s, data.NewStruct(s)) }, want: valueRec(renamed, data.NewStruct(renamed))},
+		{name: "schema required", class: cls, props: props("schema.name", "foo"),
+			in: func() *data.Record { return valueRec(nil, map[string]any{}) }, err: "Schema required for [updating schema metadata]"},
+		{name: "key", class: "SetSchemaMetadata$Key", props: props("schema.name", "k"),
+			in: func() *data.Record { return keyRec(data.StringSchema, "x") }, want: keyRec(&data.Schema{Type: data.String, Name: "k"}, "x")},
+	})
+	for _, c := range []struct {
+		props map[string]string
+		want  string
+	}{
+		{props(), "Neither schema name nor version configured"},
+		{props("schema.version", "x"), "Invalid value x for configuration schema.version: Not a number of type INT"},
+	} {
+		if _, err := New(cls, c.props); err == nil || err.Error() != c.want {
+			t.Errorf("%v: %v, want %q", c.props, err, c.want)
+		}
+	}
+}
