@@ -22,8 +22,8 @@ import (
 // real bin/sluice and its plugin processes), each compared with the raw
 // franz-go baseline of the same direction and partition count:
 //
-//   - sluice/datagen-pN: the datagen source (format=raw, 1 KiB values, one
-//     task) writes Records records to an N-partition topic; timed from the
+//   - sluice/datagen-pN: the datagen source (format=raw, 1 KiB values keyed
+//     by page id, one task) writes Records records to an N-partition topic; timed from the
 //     connector's creation until the topic's end offsets hold them all.
 //   - sluice/noop-sink-pN: the noop sink (one task) reads the N-partition
 //     topic the baselines filled with Records payload records; timed from
@@ -108,10 +108,13 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 		"tasks.max":       "1",
 		"kafka.topic":     topic,
 		"quickstart":      "pageviews",
-		"format":          "raw",
-		"record.size":     strconv.FormatInt(int64(env.Payload.ValueSize), 10),
-		"max.records":     strconv.Itoa(env.Records),
-		"random.seed":     "1",
+		// Keyed, as the baseline's records are, so that records spread
+		// over partitions by key hash rather than in sticky batches.
+		"key.field":   "pageid",
+		"format":      "raw",
+		"record.size": strconv.FormatInt(int64(env.Payload.ValueSize), 10),
+		"max.records": strconv.Itoa(env.Records),
+		"random.seed": "1",
 	}
 	start := time.Now()
 	if err := w.createConnector(ctx, name, config); err != nil {
