@@ -39,6 +39,9 @@ func TestRecordGoldens(t *testing.T) {
 		{"status value with trace", string(encodeStatus(Status{State: "FAILED", Trace: "e\n\tat x", WorkerID: "host:8083", Generation: 5})),
 			`{"state":"FAILED","trace":"e\n\tat x","worker_id":"host:8083","generation":5}`},
 		{"topic status key", string(topicStatusKey("my-conn", "orders")), "status-topic-orders:connector-my-conn"},
+		{"client id", InternalClientID("connect-cluster", "", "configs"), "connect-cluster-configs"},
+		{"client id with client.id", InternalClientID("g", "w1", "statuses"), "g-w1-statuses"},
+		{"client id without group", InternalClientID("", "", "offsets"), "connect-offsets"},
 		{"topic status value", string(encodeTopicStatus(TopicStatus{Topic: "orders", Connector: "my-conn", Task: 2, DiscoverTimestamp: 1700000000000})),
 			`{"topic":{"name":"orders","connector":"my-conn","task":2,"discoverTimestamp":1700000000000}}`},
 	} {

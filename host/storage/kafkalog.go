@@ -33,6 +33,21 @@ type LogConfig struct {
 	Logger hclog.Logger
 }
 
+// InternalClientID is the client id of an internal store's Kafka client, as
+// Kafka Connect names them: "<group.id>[-<client.id>]-<store>" with store
+// "configs", "offsets" or "statuses", and "connect" for an empty group.id.
+// Pass it in LogConfig.ClientOpts with kgo.ClientID.
+func InternalClientID(groupID, clientID, store string) string {
+	base := groupID
+	if base == "" {
+		base = "connect"
+	}
+	if clientID != "" {
+		base += "-" + clientID
+	}
+	return base + "-" + store
+}
+
 // ErrLogClosed is returned by the calls of a KafkaLog after Close.
 var ErrLogClosed = errors.New("kafka log closed")
 

@@ -27,6 +27,8 @@ type KafkaOffsetStore struct {
 	data map[string]map[string][]byte // connector → canonical partition → offset
 }
 
+var _ OffsetStore = (*KafkaOffsetStore)(nil)
+
 // NewKafkaOffsetStore prepares the store; Start reads the topic.
 func NewKafkaOffsetStore(cfg LogConfig) *KafkaOffsetStore {
 	logger := cfg.Logger
