@@ -55,7 +55,9 @@ func (b *pollBatch) add(recs []*data.SourceRecord) ([]*data.SourceRecord, error)
 		// length prefix, and any schema it brings into the table.
 		size := proto.Size(r) + 4
 		var added []*pluginv1.Schema
-		for _, d := range dataRefs(r) {
+		var refBuf [4]*pluginv1.Data
+		refs := appendDataRefs(refBuf[:0], r)
+		for _, d := range refs {
 			if d.GetSchema() == 0 || remap[d.GetSchema()] != 0 {
 				continue
 			}
@@ -83,7 +85,7 @@ func (b *pollBatch) add(recs []*data.SourceRecord) ([]*data.SourceRecord, error)
 			return recs[i:], nil
 		}
 		b.schemas = append(b.schemas, added...)
-		for _, d := range dataRefs(r) {
+		for _, d := range refs {
 			if d.GetSchema() != 0 {
 				d.Schema = remap[d.GetSchema()]
 			}
@@ -95,18 +97,18 @@ func (b *pollBatch) add(recs []*data.SourceRecord) ([]*data.SourceRecord, error)
 	return nil, nil
 }
 
-// dataRefs lists the Data of a record that may reference the schema table.
-func dataRefs(r *pluginv1.SourceRecord) []*pluginv1.Data {
-	out := make([]*pluginv1.Data, 0, 2+len(r.GetHeaders()))
-	if r.GetKey() != nil {
-		out = append(out, r.GetKey())
+// appendDataRefs appends the Data of a record that may reference the schema
+// table: the key, the value and header values that carry a schema.
+func appendDataRefs(out []*pluginv1.Data, r *pluginv1.SourceRecord) []*pluginv1.Data {
+	if d := r.GetKey(); d.GetSchema() != 0 {
+		out = append(out, d)
 	}
-	if r.GetValue() != nil {
-		out = append(out, r.GetValue())
+	if d := r.GetValue(); d.GetSchema() != 0 {
+		out = append(out, d)
 	}
 	for _, h := range r.GetHeaders() {
-		if h.GetValue() != nil {
-			out = append(out, h.GetValue())
+		if d := h.GetValue(); d.GetSchema() != 0 {
+			out = append(out, d)
 		}
 	}
 	return out

@@ -25,41 +25,48 @@ func EncodeJSONMap(m map[string]any) ([]byte, error) {
 	if m == nil {
 		return nil, nil
 	}
-	var b bytes.Buffer
+	b := jsonBuf{b: make([]byte, 0, 64)}
 	if err := writeJSON(&b, m); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return b.b, nil
 }
 
-func writeJSON(b *bytes.Buffer, v any) error {
+// jsonBuf is the append buffer the JSON writer fills; EncodeSourceRecords
+// shares one across a batch.
+type jsonBuf struct{ b []byte }
+
+func (j *jsonBuf) WriteString(s string) { j.b = append(j.b, s...) }
+func (j *jsonBuf) writeByte(c byte)     { j.b = append(j.b, c) }
+
+func writeJSON(b *jsonBuf, v any) error {
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("null")
 	case bool:
-		b.WriteString(strconv.FormatBool(x))
+		b.b = strconv.AppendBool(b.b, x)
 	case string:
 		writeJSONString(b, x)
 	case int:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		b.b = strconv.AppendInt(b.b, int64(x), 10)
 	case int8:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		b.b = strconv.AppendInt(b.b, int64(x), 10)
 	case int16:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		b.b = strconv.AppendInt(b.b, int64(x), 10)
 	case int32:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		b.b = strconv.AppendInt(b.b, int64(x), 10)
 	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
+		b.b = strconv.AppendInt(b.b, x, 10)
 	case uint:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
+		b.b = strconv.AppendUint(b.b, uint64(x), 10)
 	case uint8:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
+		b.b = strconv.AppendUint(b.b, uint64(x), 10)
 	case uint16:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
+		b.b = strconv.AppendUint(b.b, uint64(x), 10)
 	case uint32:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
+		b.b = strconv.AppendUint(b.b, uint64(x), 10)
 	case uint64:
-		b.WriteString(strconv.FormatUint(x, 10))
+		b.b = strconv.AppendUint(b.b, x, 10)
 	case float32:
 		return writeJSONFloat(b, float64(x), 32)
 	case float64:
@@ -72,34 +79,39 @@ func writeJSON(b *bytes.Buffer, v any) error {
 	case []byte:
 		writeJSONString(b, base64.StdEncoding.EncodeToString(x))
 	case []any:
-		b.WriteByte('[')
+		b.writeByte('[')
 		for i, e := range x {
 			if i > 0 {
-				b.WriteByte(',')
+				b.writeByte(',')
 			}
 			if err := writeJSON(b, e); err != nil {
 				return fmt.Errorf("element %d: %w", i, err)
 			}
 		}
-		b.WriteByte(']')
+		b.writeByte(']')
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		// Source partitions and offsets have a key or two: sort them on
+		// the stack.
+		var small [8]string
+		keys := small[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
-		slices.Sort(keys)
-		b.WriteByte('{')
+		if len(keys) > 1 {
+			slices.Sort(keys)
+		}
+		b.writeByte('{')
 		for i, k := range keys {
 			if i > 0 {
-				b.WriteByte(',')
+				b.writeByte(',')
 			}
 			writeJSONString(b, k)
-			b.WriteByte(':')
+			b.writeByte(':')
 			if err := writeJSON(b, x[k]); err != nil {
 				return fmt.Errorf("key %s: %w", k, err)
 			}
 		}
-		b.WriteByte('}')
+		b.writeByte('}')
 	default:
 		return writeJSONReflect(b, v)
 	}
@@ -108,7 +120,7 @@ func writeJSON(b *bytes.Buffer, v any) error {
 
 // writeJSONReflect handles typed slices and string-keyed maps
 // ([]string, map[string]int64, ...) by converting them to the generic forms.
-func writeJSONReflect(b *bytes.Buffer, v any) error {
+func writeJSONReflect(b *jsonBuf, v any) error {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Slice, reflect.Array:
@@ -137,17 +149,17 @@ func writeJSONReflect(b *bytes.Buffer, v any) error {
 	return fmt.Errorf("unsupported JSON value of type %T", v)
 }
 
-func writeJSONFloat(b *bytes.Buffer, f float64, bits int) error {
+func writeJSONFloat(b *jsonBuf, f float64, bits int) error {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return fmt.Errorf("unsupported float value %v", f)
 	}
-	s := strconv.FormatFloat(f, 'g', -1, bits)
+	start := len(b.b)
+	b.b = strconv.AppendFloat(b.b, f, 'g', -1, bits)
 	// Exponent form is valid JSON; an integral value without '.' or 'e'
 	// gets ".0" so that it reads back as a float.
-	if !bytes.ContainsAny([]byte(s), ".eE") {
-		s += ".0"
+	if !bytes.ContainsAny(b.b[start:], ".eE") {
+		b.b = append(b.b, ".0"...)
 	}
-	b.WriteString(s)
 	return nil
 }
 
@@ -156,8 +168,8 @@ const hexDigits = "0123456789abcdef"
 // writeJSONString escapes only what JSON requires (quote, backslash, control
 // characters), unlike encoding/json, which also escapes <, > and &; Java's
 // writers do not, and the bytes should match what they write.
-func writeJSONString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
+func writeJSONString(b *jsonBuf, s string) {
+	b.writeByte('"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -195,14 +207,14 @@ func writeJSONString(b *bytes.Buffer, s string) {
 			b.WriteString(`\f`)
 		default:
 			b.WriteString(`\u00`)
-			b.WriteByte(hexDigits[c>>4])
-			b.WriteByte(hexDigits[c&0xf])
+			b.writeByte(hexDigits[c>>4])
+			b.writeByte(hexDigits[c&0xf])
 		}
 		i++
 		start = i
 	}
 	b.WriteString(s[start:])
-	b.WriteByte('"')
+	b.writeByte('"')
 }
 
 // DecodeJSONMap reads a source partition or offset. Numbers written without

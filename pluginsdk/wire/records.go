@@ -2,26 +2,74 @@ package wire
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
+// batchEncoder encodes one batch: its schema table, and slabs the batch's
+// Data messages are carved from, so a record's key and value cost no
+// allocation of their own.
+type batchEncoder struct {
+	schemas SchemaEncoder
+	datas   []pluginv1.Data
+	raws    []pluginv1.Data_Raw
+	values  []pluginv1.Data_Value
+	// chunk is the slab size: about one of each per record.
+	chunk int
+}
+
+func newBatchEncoder(records int) *batchEncoder {
+	return &batchEncoder{chunk: min(max(records, 16), 4096)}
+}
+
+func (e *batchEncoder) newData() *pluginv1.Data {
+	if len(e.datas) == 0 {
+		e.datas = make([]pluginv1.Data, 2*e.chunk)
+	}
+	d := &e.datas[0]
+	e.datas = e.datas[1:]
+	return d
+}
+
+func (e *batchEncoder) newRaw(b []byte) *pluginv1.Data_Raw {
+	if len(e.raws) == 0 {
+		e.raws = make([]pluginv1.Data_Raw, e.chunk)
+	}
+	r := &e.raws[0]
+	e.raws = e.raws[1:]
+	r.Raw = b
+	return r
+}
+
+func (e *batchEncoder) newValue(v *pluginv1.Value) *pluginv1.Data_Value {
+	if len(e.values) == 0 {
+		e.values = make([]pluginv1.Data_Value, e.chunk)
+	}
+	r := &e.values[0]
+	e.values = e.values[1:]
+	r.Value = v
+	return r
+}
+
 // encodeData converts a record key, value or header value. A data.Raw value
 // travels as Data.raw with no schema; a nil value with no schema is an
 // absent Data; anything else is a Value with its schema reference.
-func encodeData(enc *SchemaEncoder, s *data.Schema, v any) (*pluginv1.Data, error) {
+func (e *batchEncoder) encodeData(s *data.Schema, v any) (*pluginv1.Data, error) {
 	if raw, ok := v.(data.Raw); ok {
 		if raw == nil {
 			raw = data.Raw{}
 		}
-		return &pluginv1.Data{Kind: &pluginv1.Data_Raw{Raw: raw}}, nil
+		d := e.newData()
+		d.Kind = e.newRaw(raw)
+		return d, nil
 	}
 	if v == nil && s == nil {
 		return nil, nil
 	}
-	ref, err := enc.Ref(s)
+	ref, err := e.schemas.Ref(s)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
@@ -29,7 +77,9 @@ func encodeData(enc *SchemaEncoder, s *data.Schema, v any) (*pluginv1.Data, erro
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.Data{Kind: &pluginv1.Data_Value{Value: pv}, Schema: ref}, nil
+	d := e.newData()
+	d.Kind, d.Schema = e.newValue(pv), ref
+	return d, nil
 }
 
 func decodeData(dec *SchemaDecoder, p *pluginv1.Data) (*data.Schema, any, error) {
@@ -59,13 +109,13 @@ func decodeData(dec *SchemaDecoder, p *pluginv1.Data) (*data.Schema, any, error)
 	}
 }
 
-func encodeHeaders(enc *SchemaEncoder, hs data.Headers) ([]*pluginv1.Header, error) {
+func (e *batchEncoder) encodeHeaders(hs data.Headers) ([]*pluginv1.Header, error) {
 	if len(hs) == 0 {
 		return nil, nil
 	}
 	out := make([]*pluginv1.Header, len(hs))
 	for i, h := range hs {
-		d, err := encodeData(enc, h.Schema, h.Value)
+		d, err := e.encodeData(h.Schema, h.Value)
 		if err != nil {
 			return nil, fmt.Errorf("header %s: %w", h.Key, err)
 		}
@@ -90,14 +140,14 @@ func decodeHeaders(dec *SchemaDecoder, ps []*pluginv1.Header) (data.Headers, err
 }
 
 // encodeRecord fills what source and sink records share.
-func encodeRecord(enc *SchemaEncoder, r *data.Record) (key, value *pluginv1.Data, hs []*pluginv1.Header, err error) {
-	if key, err = encodeData(enc, r.KeySchema, r.Key); err != nil {
+func (e *batchEncoder) encodeRecord(r *data.Record) (key, value *pluginv1.Data, hs []*pluginv1.Header, err error) {
+	if key, err = e.encodeData(r.KeySchema, r.Key); err != nil {
 		return nil, nil, nil, fmt.Errorf("key: %w", err)
 	}
-	if value, err = encodeData(enc, r.ValueSchema, r.Value); err != nil {
+	if value, err = e.encodeData(r.ValueSchema, r.Value); err != nil {
 		return nil, nil, nil, fmt.Errorf("value: %w", err)
 	}
-	if hs, err = encodeHeaders(enc, r.Headers); err != nil {
+	if hs, err = e.encodeHeaders(r.Headers); err != nil {
 		return nil, nil, nil, err
 	}
 	return key, value, hs, nil
@@ -124,33 +174,72 @@ var transactionToProto = [...]pluginv1.TransactionBoundary{
 }
 
 // EncodeSourceRecords converts a batch of source records into the batch's
-// schema table and records. Records are stored contiguously: one allocation
-// for the batch instead of one per record keeps the poll path fast.
+// schema table and records. Records, their Data messages and the JSON of
+// their source partitions and offsets are carved from a few batch-wide
+// allocations instead of several per record: that keeps the poll path fast.
 func EncodeSourceRecords(recs []*data.SourceRecord) ([]*pluginv1.Schema, []*pluginv1.SourceRecord, error) {
-	var enc SchemaEncoder
+	enc := newBatchEncoder(len(recs))
 	store := make([]pluginv1.SourceRecord, len(recs))
 	out := make([]*pluginv1.SourceRecord, len(recs))
+	// Every record's partition and offset JSON goes into one buffer; spans
+	// are turned into slices once it has stopped growing.
+	type span struct{ start, end int }
+	spans := make([]span, 2*len(recs))
+	js := jsonBuf{b: make([]byte, 0, 32*len(recs))}
+	// A task commonly gives every record the same partition map: encode it
+	// once per batch.
+	var lastPart map[string]any
+	lastSpan := span{-1, -1}
 	for i, r := range recs {
 		if r == nil {
 			return nil, nil, fmt.Errorf("source record %d: nil record", i)
 		}
 		p := &store[i]
-		if err := encodeSourceRecord(&enc, r, p); err != nil {
+		switch {
+		case r.SourcePartition == nil:
+			spans[2*i] = span{-1, -1}
+		case lastSpan.start >= 0 && sameMap(r.SourcePartition, lastPart):
+			spans[2*i] = lastSpan
+		default:
+			start := len(js.b)
+			if err := writeJSON(&js, r.SourcePartition); err != nil {
+				return nil, nil, fmt.Errorf("source record %d (topic %s): source partition: %w", i, r.Topic, err)
+			}
+			spans[2*i] = span{start, len(js.b)}
+			lastPart, lastSpan = r.SourcePartition, spans[2*i]
+		}
+		spans[2*i+1] = span{-1, -1}
+		if r.SourceOffset != nil {
+			start := len(js.b)
+			if err := writeJSON(&js, r.SourceOffset); err != nil {
+				return nil, nil, fmt.Errorf("source record %d (topic %s): source offset: %w", i, r.Topic, err)
+			}
+			spans[2*i+1] = span{start, len(js.b)}
+		}
+		if err := encodeSourceRecord(enc, r, p); err != nil {
 			return nil, nil, fmt.Errorf("source record %d (topic %s): %w", i, r.Topic, err)
 		}
 		out[i] = p
 	}
-	return enc.Schemas(), out, nil
+	for i := range store {
+		if sp := spans[2*i]; sp.start >= 0 {
+			store[i].SourcePartition = js.b[sp.start:sp.end:sp.end]
+		}
+		if sp := spans[2*i+1]; sp.start >= 0 {
+			store[i].SourceOffset = js.b[sp.start:sp.end:sp.end]
+		}
+	}
+	return enc.schemas.Schemas(), out, nil
 }
 
-func encodeSourceRecord(enc *SchemaEncoder, r *data.SourceRecord, p *pluginv1.SourceRecord) error {
+// sameMap reports whether a and b are the same map (not merely equal).
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// encodeSourceRecord fills everything but the source partition and offset.
+func encodeSourceRecord(enc *batchEncoder, r *data.SourceRecord, p *pluginv1.SourceRecord) error {
 	var err error
-	if p.SourcePartition, err = EncodeJSONMap(r.SourcePartition); err != nil {
-		return fmt.Errorf("source partition: %w", err)
-	}
-	if p.SourceOffset, err = EncodeJSONMap(r.SourceOffset); err != nil {
-		return fmt.Errorf("source offset: %w", err)
-	}
 	p.Topic = r.Topic
 	if r.Partition != data.NoPartition {
 		part := r.Partition
@@ -164,7 +253,7 @@ func encodeSourceRecord(enc *SchemaEncoder, r *data.SourceRecord, p *pluginv1.So
 		return fmt.Errorf("invalid transaction boundary %d", r.Transaction)
 	}
 	p.Transaction = transactionToProto[r.Transaction]
-	p.Key, p.Value, p.Headers, err = encodeRecord(enc, &r.Record)
+	p.Key, p.Value, p.Headers, err = enc.encodeRecord(&r.Record)
 	return err
 }
 
@@ -224,7 +313,7 @@ const noTimestamp = -1
 
 // EncodeSinkRecords converts a batch of sink records.
 func EncodeSinkRecords(recs []*data.SinkRecord) ([]*pluginv1.Schema, []*pluginv1.SinkRecord, error) {
-	var enc SchemaEncoder
+	enc := newBatchEncoder(len(recs))
 	store := make([]pluginv1.SinkRecord, len(recs))
 	out := make([]*pluginv1.SinkRecord, len(recs))
 	for i, r := range recs {
@@ -253,12 +342,12 @@ func EncodeSinkRecords(recs []*data.SinkRecord) ([]*pluginv1.Schema, []*pluginv1
 		p.OriginalPartition = r.OriginalPartition
 		p.OriginalOffset = r.OriginalOffset
 		var err error
-		if p.Key, p.Value, p.Headers, err = encodeRecord(&enc, &r.Record); err != nil {
+		if p.Key, p.Value, p.Headers, err = enc.encodeRecord(&r.Record); err != nil {
 			return nil, nil, fmt.Errorf("sink record %d (%s-%d@%d): %w", i, r.Topic, r.Partition, r.Offset, err)
 		}
 		out[i] = p
 	}
-	return enc.Schemas(), out, nil
+	return enc.schemas.Schemas(), out, nil
 }
 
 // DecodeSinkRecords is the inverse of EncodeSinkRecords.
