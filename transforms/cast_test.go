@@ -46,7 +46,7 @@ func TestCastWholeValue(t *testing.T) {
 	}
 	cases = append(cases,
 		golden{name: "with schema keeps name and optional", class: cls, props: props("spec", "int32"),
-			in: func() *data.Record { return valueRec(named, int64(42)) },
+			in:   func() *data.Record { return valueRec(named, int64(42)) },
 			want: valueRec(&data.Schema{Type: data.Int32, Name: "n", Version: ver(3), Optional: true}, int32(42))},
 		golden{name: "with schema null", class: cls, props: props("spec", "string"),
 			in:   func() *data.Record { return valueRec(named, nil) },
@@ -67,13 +67,19 @@ func TestCastWholeValue(t *testing.T) {
 			in:   func() *data.Record { return valueRec(data.TimeSchema(false), time.UnixMilli(1234).UTC()) },
 			want: valueRec(data.StringSchema, "00:00:01.234Z")},
 		golden{name: "decimal to int32", class: cls, props: props("spec", "int32"),
-			in:   func() *data.Record { return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(-4299), Scale: 2}) },
+			in: func() *data.Record {
+				return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(-4299), Scale: 2})
+			},
 			want: valueRec(data.Int32Schema, int32(-42))},
 		golden{name: "decimal to float64", class: cls, props: props("spec", "float64"),
-			in:   func() *data.Record { return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(4250), Scale: 2}) },
+			in: func() *data.Record {
+				return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(4250), Scale: 2})
+			},
 			want: valueRec(data.Float64Schema, 42.5)},
 		golden{name: "decimal to string", class: cls, props: props("spec", "string"),
-			in:   func() *data.Record { return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(4250), Scale: 2}) },
+			in: func() *data.Record {
+				return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(4250), Scale: 2})
+			},
 			want: valueRec(data.StringSchema, "42.50")},
 		golden{name: "string out of range", class: cls, props: props("spec", "int8"),
 			in: func() *data.Record { return valueRec(data.StringSchema, "300") }, err: "Value (300) was out of range for requested data type", errClass: DataException},
@@ -119,7 +125,9 @@ func TestCastFields(t *testing.T) {
 			},
 			want: valueRec(out, mustStruct(out, "int8", int64(8), "int16", "16", "string", 1.5, "bytes", "/w==", "keep", true))},
 		{name: "null field takes the cast default", class: cls, props: spec,
-			in:   func() *data.Record { return valueRec(in, mustStruct(in, "int8", int8(8), "string", "2", "keep", false)) },
+			in: func() *data.Record {
+				return valueRec(in, mustStruct(in, "int8", int8(8), "string", "2", "keep", false))
+			},
 			want: valueRec(out, mustStruct(out, "int8", int64(8), "int16", "5", "string", 2.0, "keep", false))},
 		{name: "schemaless fields", class: cls, props: props("spec", "a:int8,b:string,missing:int32"),
 			in:   func() *data.Record { return valueRec(nil, map[string]any{"a": int64(300), "b": int64(7), "c": "x"}) },

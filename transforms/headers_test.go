@@ -61,10 +61,14 @@ func mustBig(s string) *big.Int {
 
 func TestDropHeaders(t *testing.T) {
 	const cls = "org.apache.kafka.connect.transforms.DropHeaders"
-	h := func(k string, v any) data.Header { return data.Header{Key: k, Schema: data.OptionalStringSchema, Value: v} }
+	h := func(k string, v any) data.Header {
+		return data.Header{Key: k, Schema: data.OptionalStringSchema, Value: v}
+	}
 	runGolden(t, []golden{
 		{name: "drops every header of the names", class: cls, props: props("headers", "a,c"),
-			in:   func() *data.Record { return withHeaders(valueRec(nil, "v"), h("a", "1"), h("b", "2"), h("a", "3"), h("c", "4")) },
+			in: func() *data.Record {
+				return withHeaders(valueRec(nil, "v"), h("a", "1"), h("b", "2"), h("a", "3"), h("c", "4"))
+			},
 			want: withHeaders(valueRec(nil, "v"), h("b", "2"))},
 		{name: "nothing to drop", class: "DropHeaders", props: props("headers", "x"),
 			in: func() *data.Record { return withHeaders(valueRec(nil, "v"), h("a", "1")) }, want: withHeaders(valueRec(nil, "v"), h("a", "1"))},

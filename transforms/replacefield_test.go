@@ -24,10 +24,14 @@ func TestReplaceField(t *testing.T) {
 	defSchema := data.StructBuilder().Field("d", data.NewSchemaBuilder(data.String).Optional().Default("def").MustBuild()).MustBuild()
 	runGolden(t, []golden{
 		{name: "schemaless exclude and rename", class: cls, props: spec,
-			in:   func() *data.Record { return valueRec(nil, map[string]any{"dont": "whatever", "abc": int64(42), "foo": true, "etc": "etc"}) },
+			in: func() *data.Record {
+				return valueRec(nil, map[string]any{"dont": "whatever", "abc": int64(42), "foo": true, "etc": "etc"})
+			},
 			want: valueRec(nil, map[string]any{"xyz": int64(42), "bar": true, "etc": "etc"})},
 		{name: "schemaless include", class: cls, props: props("include", "abc,foo", "renames", "abc:xyz"),
-			in:   func() *data.Record { return valueRec(nil, map[string]any{"dont": "whatever", "abc": int64(42), "foo": true}) },
+			in: func() *data.Record {
+				return valueRec(nil, map[string]any{"dont": "whatever", "abc": int64(42), "foo": true})
+			},
 			want: valueRec(nil, map[string]any{"xyz": int64(42), "foo": true})},
 		{name: "with schema include, rename", class: cls, props: props("include", "abc,foo", "renames", "abc:xyz,foo:bar"),
 			in:   func() *data.Record { return valueRec(in, inValue()) },

@@ -24,7 +24,7 @@ func TestRegexRouter(t *testing.T) {
 		{"(.*)-(.*)", "$0", "a-b", "a-b"},
 		{"(?P<name>.*)-x", "${name}!", "a-x", "a!"},
 		{"foo", "bar", "foo-baz", "foo-baz"}, // must match the whole topic
-		{"(.*)", "$12", "ab", "ab2"},          // one group: $12 is $1 then 2
+		{"(.*)", "$12", "ab", "ab2"},         // one group: $12 is $1 then 2
 		{"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)(l)", "$12", "abcdefghijkl", "l"},
 	} {
 		c := c
@@ -124,7 +124,7 @@ func TestFlatten(t *testing.T) {
 		{name: "nested struct", class: cls, in: func() *data.Record { return valueRec(top, topValue()) },
 			want: valueRec(flat, mustStruct(flat, "A.B.int8", int8(8), "A.B.string", "s", "A.bool", true, "arr", []any{int32(1)}))},
 		{name: "parent optional and default", class: cls, props: props("delimiter", "_"),
-			in:   func() *data.Record { return valueRec(outer, data.NewStruct(outer)) },
+			in: func() *data.Record { return valueRec(outer, data.NewStruct(outer)) },
 			// The null struct reads as its default, field by field.
 			want: valueRec(outerFlat, mustStruct(outerFlat, "in_x", int32(1), "in_y", int32(5)))},
 		{name: "null nested struct", class: cls,
