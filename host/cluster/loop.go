@@ -1,0 +1,571 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// session is what the Run goroutine knows of its membership. Only that
+// goroutine touches it.
+type session struct {
+	memberID      string
+	generation    int32
+	lastCompleted int32
+	// member: a SyncGroup completed and the membership was not lost since.
+	member bool
+	owned  Work
+	// current is what the worker runs, as sent in JoinGroup metadata; nil
+	// until something is assigned, and again after a loss.
+	current *WireAssignment
+	// lastContact is when the coordinator last showed this membership
+	// alive (a heartbeat's send time, a join or sync answer's arrival).
+	lastContact time.Time
+	// probe keeps proving the membership alive while a rebalance is under
+	// way (nil when not a member).
+	probe *heartbeats
+}
+
+// joined is a successful JoinGroup.
+type joined struct {
+	generation int32
+	leader     string
+	protocol   Protocol
+	members    []kmsg.JoinGroupResponseMember
+}
+
+func (m *Member) loop(ctx context.Context) error {
+	s := &session{generation: -1, lastCompleted: -1}
+	reason := "joining"
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m.setStatus(func(st *Status) { st.Rebalancing = true })
+		// A rejoin asked for before this JoinGroup is served by it.
+		select {
+		case <-m.rejoinCh:
+		default:
+		}
+		j, w, ok, err := m.rebalance(ctx, s, reason)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			reason = "rebalance failed"
+			continue
+		}
+		hb := m.startHeartbeats(ctx, s, false, nil)
+		nx := m.apply(ctx, s, j, w)
+		if reason, err = m.stay(ctx, s, hb, nx); err != nil {
+			return err
+		}
+	}
+}
+
+// rebalance is one JoinGroup + SyncGroup round. A member that owns work
+// keeps heartbeating meanwhile (the coordinator accepts heartbeats during a
+// rebalance): a JoinGroup may legitimately wait up to the rebalance timeout,
+// and only the heartbeats tell such a wait from a coordinator that is gone.
+// ok false: start over.
+func (m *Member) rebalance(ctx context.Context, s *session, reason string) (j joined, w WireAssignment, ok bool, err error) {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if s.member {
+		s.probe = m.startHeartbeats(rctx, s, true, cancel)
+	}
+	defer func() {
+		if s.probe == nil {
+			return
+		}
+		lost := s.probe.stopAndDrain()
+		s.probe = nil
+		if lost != nil && ctx.Err() == nil {
+			m.lose(ctx, s, lost)
+			ok, err = false, nil
+		}
+	}()
+	if j, err = m.join(rctx, s, reason); err != nil {
+		if ctx.Err() == nil && rctx.Err() != nil {
+			return j, w, false, nil // the probe found the membership gone
+		}
+		return j, w, false, err
+	}
+	if w, ok, err = m.sync(rctx, s, j); err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		return j, w, false, nil
+	}
+	return j, w, ok, err
+}
+
+// join sends JoinGroup until it succeeds, the group refuses the member for
+// good, or ctx ends.
+func (m *Member) join(ctx context.Context, s *session, reason string) (joined, error) {
+	var bo backoff
+	for {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group = m.cfg.GroupID
+		req.SessionTimeoutMillis = millis(m.cfg.SessionTimeout)
+		req.RebalanceTimeoutMillis = millis(m.cfg.RebalanceTimeout)
+		req.MemberID = s.memberID
+		req.ProtocolType = ProtocolType
+		req.Protocols = m.protocols(s, m.cfg.Handler.ConfigSnapshot().Offset)
+		req.Reason = kmsg.StringPtr(reason)
+		resp, err := req.RequestWith(ctx, m.cfg.Client)
+		if err != nil {
+			if ctx.Err() != nil {
+				return joined{}, ctx.Err()
+			}
+			m.maybeLost(ctx, s, fmt.Errorf("join group: %w", err))
+			if err := bo.wait(ctx); err != nil {
+				return joined{}, err
+			}
+			continue
+		}
+		err = kerr.ErrorForCode(resp.ErrorCode)
+		switch {
+		case err == nil:
+			p := Protocol("")
+			if resp.Protocol != nil {
+				p = Protocol(*resp.Protocol)
+			}
+			if p != Sessioned && p != Compatible {
+				return joined{}, m.fatal(ctx, s, fmt.Errorf("group chose protocol %q", p))
+			}
+			s.memberID = resp.MemberID
+			s.generation = resp.Generation
+			s.lastContact = time.Now()
+			return joined{generation: resp.Generation, leader: resp.LeaderID, protocol: p, members: resp.Members}, nil
+		case errors.Is(err, kerr.MemberIDRequired):
+			// KIP-394: the coordinator names us; join again with it.
+			s.memberID = resp.MemberID
+		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
+			m.lose(ctx, s, fmt.Errorf("join group: %w", err))
+		case errors.Is(err, kerr.RebalanceInProgress):
+		case fatalGroupError(err):
+			return joined{}, m.fatal(ctx, s, fmt.Errorf("join group: %w", err))
+		default:
+			m.maybeLost(ctx, s, fmt.Errorf("join group: %w", err))
+			if err := bo.wait(ctx); err != nil {
+				return joined{}, err
+			}
+		}
+	}
+}
+
+func (m *Member) protocols(s *session, configOffset int64) []kmsg.JoinGroupRequestProtocol {
+	ps := []Protocol{Compatible}
+	if m.cfg.Protocol == Sessioned {
+		ps = []Protocol{Sessioned, Compatible}
+	}
+	out := make([]kmsg.JoinGroupRequestProtocol, 0, len(ps))
+	for _, p := range ps {
+		jp := kmsg.NewJoinGroupRequestProtocol()
+		jp.Name = string(p)
+		jp.Metadata = AppendMetadata(nil, Metadata{Version: p.Version(), URL: m.cfg.URL, ConfigOffset: configOffset, Current: s.current})
+		out = append(out, jp)
+	}
+	return out
+}
+
+// sync sends SyncGroup, with the plan when this member leads. ok false:
+// rejoin.
+func (m *Member) sync(ctx context.Context, s *session, j joined) (WireAssignment, bool, error) {
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Group = m.cfg.GroupID
+	req.Generation = j.generation
+	req.MemberID = s.memberID
+	req.ProtocolType = kmsg.StringPtr(ProtocolType)
+	req.Protocol = kmsg.StringPtr(string(j.protocol))
+	if j.leader == s.memberID {
+		req.GroupAssignment = m.assign(s, j)
+	}
+	resp, err := req.RequestWith(ctx, m.cfg.Client)
+	if err != nil {
+		if ctx.Err() != nil {
+			return WireAssignment{}, false, ctx.Err()
+		}
+		m.maybeLost(ctx, s, fmt.Errorf("sync group: %w", err))
+		var bo backoff
+		return WireAssignment{}, false, bo.wait(ctx)
+	}
+	err = kerr.ErrorForCode(resp.ErrorCode)
+	switch {
+	case err == nil:
+	case errors.Is(err, kerr.RebalanceInProgress):
+		return WireAssignment{}, false, nil
+	case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
+		m.lose(ctx, s, fmt.Errorf("sync group: %w", err))
+		return WireAssignment{}, false, nil
+	case fatalGroupError(err):
+		return WireAssignment{}, false, m.fatal(ctx, s, fmt.Errorf("sync group: %w", err))
+	default:
+		m.maybeLost(ctx, s, fmt.Errorf("sync group: %w", err))
+		var bo backoff
+		return WireAssignment{}, false, bo.wait(ctx)
+	}
+	s.lastContact = time.Now()
+	w, err := DecodeAssignment(resp.MemberAssignment)
+	if err != nil {
+		// Nothing to act on; a new round may bring a readable one.
+		m.log.Warn("unreadable assignment; rejoining", "generation", j.generation, "error", err)
+		var bo backoff
+		return WireAssignment{}, false, bo.wait(ctx)
+	}
+	return w, true, nil
+}
+
+// assign runs the assignor as leader and encodes everyone's assignment.
+func (m *Member) assign(s *session, j joined) []kmsg.SyncGroupRequestGroupAssignment {
+	states := make([]MemberState, 0, len(j.members))
+	for _, jm := range j.members {
+		md, err := DecodeMetadata(jm.ProtocolMetadata)
+		if err != nil {
+			// A member we cannot read still gets an assignment;
+			// it is treated as running nothing.
+			m.log.Warn("unreadable member metadata", "member", jm.MemberID, "error", err)
+			states = append(states, MemberState{ID: jm.MemberID})
+			continue
+		}
+		st := MemberState{ID: jm.MemberID, URL: md.URL, ConfigOffset: md.ConfigOffset}
+		if md.Current != nil {
+			st.Owned = md.Current.Assigned
+		}
+		states = append(states, st)
+	}
+	plan := m.assignor.Assign(Round{
+		Leader:                  s.memberID,
+		Generation:              j.generation,
+		LastCompletedGeneration: s.lastCompleted,
+		Members:                 states,
+		Config:                  m.cfg.Handler.ConfigSnapshot(),
+		Now:                     m.cfg.Now(),
+	})
+	m.mu.Lock()
+	m.plan = &plan
+	m.mu.Unlock()
+	ids := make([]string, 0, len(plan.Members))
+	for id := range plan.Members {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]kmsg.SyncGroupRequestGroupAssignment, 0, len(ids))
+	for _, id := range ids {
+		ga := kmsg.NewSyncGroupRequestGroupAssignment()
+		ga.MemberID = id
+		ga.MemberAssignment = AppendAssignment(nil, plan.Wire(id, j.protocol.Version()))
+		out = append(out, ga)
+	}
+	m.log.Debug("assigned as leader", "generation", j.generation, "members", len(ids), "error", plan.Error, "delay", plan.Delay)
+	return out
+}
+
+// next is what the member does once a round's callbacks returned.
+type next struct {
+	rejoinNow bool
+	rejoinAt  time.Time
+	reason    string
+}
+
+// apply hands a completed round to the Handler.
+func (m *Member) apply(ctx context.Context, s *session, j joined, w WireAssignment) next {
+	a := Assignment{
+		Generation:   j.generation,
+		MemberID:     s.memberID,
+		Protocol:     j.protocol,
+		Leader:       w.Leader,
+		LeaderURL:    w.LeaderURL,
+		IsLeader:     w.Leader == s.memberID,
+		ConfigOffset: w.ConfigOffset,
+		Error:        w.Error,
+		Delay:        time.Duration(w.DelayMs) * time.Millisecond,
+	}
+	// A stable group answers a follower that rejoins unchanged with the
+	// generation it already completed, and the same assignment: its
+	// increments were applied then and must not be applied twice.
+	replay := j.generation == s.lastCompleted
+	s.lastCompleted = j.generation
+	s.member = true
+	if w.Error == NoError && !replay {
+		owned := setOf(s.owned)
+		revoked := setOf(w.Revoked).intersect(owned)
+		owned.removeSet(revoked)
+		added := setOf(w.Assigned).minus(owned)
+		owned.addSet(added)
+		a.Added, a.Revoked = added.work(), revoked.work()
+		s.owned = owned.work()
+		s.current = &WireAssignment{Version: j.protocol.Version(), Leader: w.Leader, LeaderURL: w.LeaderURL,
+			ConfigOffset: w.ConfigOffset, Assigned: s.owned}
+	}
+	a.Owned = s.owned
+	m.setStatus(func(st *Status) {
+		st.MemberID, st.Generation, st.Leader, st.LeaderURL, st.IsLeader, st.Owned =
+			s.memberID, j.generation, w.Leader, w.LeaderURL, a.IsLeader, s.owned
+	})
+	m.log.Info("joined group", "generation", j.generation, "protocol", j.protocol, "leader", a.IsLeader,
+		"added", a.Added.Len(), "revoked", a.Revoked.Len(), "owned", a.Owned.Len(), "delay", a.Delay, "error", a.Error)
+	if replay {
+		m.setStatus(func(st *Status) { st.Rebalancing = false })
+		return next{}
+	}
+	if !a.Revoked.Empty() {
+		m.cfg.Handler.OnRevoked(ctx, a)
+	}
+	m.cfg.Handler.OnAssigned(ctx, a)
+	m.setStatus(func(st *Status) { st.Rebalancing = false })
+	switch {
+	case a.Error != NoError:
+		return next{rejoinNow: true, reason: "config offsets did not match"}
+	case !a.Revoked.Empty():
+		return next{rejoinNow: true, reason: "revoked work to hand over"}
+	case a.Delay > 0:
+		return next{rejoinAt: time.Now().Add(a.Delay), reason: "scheduled rebalance"}
+	}
+	return next{}
+}
+
+// stay keeps the membership (heartbeats run) until a rebalance is due; it
+// returns the reason to rejoin with.
+func (m *Member) stay(ctx context.Context, s *session, hb *heartbeats, nx next) (string, error) {
+	defer func() {
+		lost := hb.stopAndDrain()
+		s.lastContact = hb.lastContact()
+		if lost != nil && ctx.Err() == nil && s.member {
+			m.lose(ctx, s, lost)
+		}
+	}()
+	if nx.rejoinNow {
+		return nx.reason, nil
+	}
+	var timer <-chan time.Time
+	if !nx.rejoinAt.IsZero() {
+		t := time.NewTimer(time.Until(nx.rejoinAt))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case reason := <-m.rejoinCh:
+		return reason, nil
+	case <-timer:
+		return nx.reason, nil
+	case <-hb.rebalance:
+		return "group rebalancing", nil
+	case <-hb.lost:
+		return "membership lost", nil
+	}
+}
+
+// lose ends the membership: the Handler stops everything, and the member
+// will join as a new one.
+func (m *Member) lose(ctx context.Context, s *session, cause error) {
+	wasMember, owned := s.member, s.owned
+	s.memberID, s.generation, s.member, s.owned, s.current = "", -1, false, Work{}, nil
+	if s.probe != nil {
+		s.probe.stopAndDrain()
+		s.probe = nil
+	}
+	m.mu.Lock()
+	m.status = Status{Generation: -1, Rebalancing: true}
+	m.plan = nil
+	m.mu.Unlock()
+	if !wasMember {
+		return
+	}
+	m.log.Warn("lost group membership; stopping all work", "owned", owned.Len(), "cause", cause)
+	m.cfg.Handler.OnLost(ctx, owned, cause)
+}
+
+// maybeLost loses the membership when the coordinator has not seen this
+// member alive for a session timeout: it has been evicted by now. While a
+// probe runs, the probe decides.
+func (m *Member) maybeLost(ctx context.Context, s *session, err error) {
+	m.log.Debug("group request failed", "error", err)
+	grace := m.cfg.SessionTimeout - m.cfg.HeartbeatInterval
+	if s.member && s.probe == nil && time.Since(s.lastContact) >= grace {
+		m.lose(ctx, s, fmt.Errorf("the group coordinator has not answered for %v: %w", grace, err))
+	}
+}
+
+func (m *Member) fatal(ctx context.Context, s *session, err error) error {
+	m.lose(ctx, s, err)
+	return fmt.Errorf("%w: group %s: %w", ErrFatal, m.cfg.GroupID, err)
+}
+
+func fatalGroupError(err error) bool {
+	for _, f := range []error{
+		kerr.InconsistentGroupProtocol, kerr.InvalidSessionTimeout, kerr.GroupAuthorizationFailed,
+		kerr.InvalidGroupID, kerr.GroupMaxSizeReached, kerr.UnsupportedVersion, kerr.GroupIDNotFound,
+	} {
+		if errors.Is(err, f) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Member) sendLeave(ctx context.Context, memberID string) error {
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group = m.cfg.GroupID
+	req.MemberID = memberID // v0-2
+	lm := kmsg.NewLeaveGroupRequestMember()
+	lm.MemberID = memberID
+	lm.Reason = kmsg.StringPtr("the worker is leaving")
+	req.Members = append(req.Members, lm) // v3+
+	resp, err := req.RequestWith(ctx, m.cfg.Client)
+	if err != nil {
+		return fmt.Errorf("leave group %s: %w", m.cfg.GroupID, err)
+	}
+	errs := []error{kerr.ErrorForCode(resp.ErrorCode)}
+	for _, r := range resp.Members {
+		errs = append(errs, kerr.ErrorForCode(r.ErrorCode))
+	}
+	for _, e := range errs {
+		// Already gone is what we wanted.
+		if e != nil && !errors.Is(e, kerr.UnknownMemberID) {
+			return fmt.Errorf("leave group %s: %w", m.cfg.GroupID, e)
+		}
+	}
+	m.log.Info("left group", "member", memberID)
+	return nil
+}
+
+// heartbeats keeps one generation's membership alive. Its goroutine is owned
+// by the Run loop, which stops it before every JoinGroup (or, as a probe
+// during a rebalance, after the SyncGroup) and on exit.
+type heartbeats struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	// rebalance is closed when the coordinator says a rebalance started;
+	// lost is closed once lostErr is set.
+	rebalance chan struct{}
+	lost      chan struct{}
+	lostErr   error
+	contact   atomic.Int64 // unix nanos of the last contact
+}
+
+// stopAndDrain stops the goroutine and returns why the membership is lost,
+// if it is.
+func (h *heartbeats) stopAndDrain() error {
+	h.cancel()
+	<-h.done
+	select {
+	case <-h.lost:
+		return h.lostErr
+	default:
+		return nil
+	}
+}
+
+func (h *heartbeats) lastContact() time.Time { return time.Unix(0, h.contact.Load()) }
+
+// startHeartbeats starts heartbeating for s's generation. A probe (during a
+// rebalance) takes REBALANCE_IN_PROGRESS and ILLEGAL_GENERATION (the group
+// moved on, and the JoinGroup under way is how this member follows) as
+// normal, and calls onLost when the membership is gone.
+func (m *Member) startHeartbeats(ctx context.Context, s *session, probe bool, onLost func()) *heartbeats {
+	ctx, cancel := context.WithCancel(ctx)
+	h := &heartbeats{cancel: cancel, done: make(chan struct{}), rebalance: make(chan struct{}), lost: make(chan struct{})}
+	h.contact.Store(s.lastContact.UnixNano())
+	memberID, generation := s.memberID, s.generation
+	go func() {
+		defer close(h.done)
+		if err := m.heartbeat(ctx, h, memberID, generation, probe); err != nil {
+			h.lostErr = err
+			close(h.lost)
+			if onLost != nil {
+				onLost()
+			}
+		}
+	}()
+	return h
+}
+
+// heartbeat runs until ctx ends (nil) or the membership is lost (why).
+//
+// The coordinator evicts a member it has not heard from for a session
+// timeout, and may hand its work out right after. So the member gives up
+// earlier: when nothing has proved it alive for the session timeout less one
+// heartbeat interval. That interval is what the owner has to stop its work
+// before anyone else can start it.
+func (m *Member) heartbeat(ctx context.Context, h *heartbeats, memberID string, generation int32, probe bool) error {
+	interval := m.cfg.HeartbeatInterval
+	grace := m.cfg.SessionTimeout - interval
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	rebalancing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		deadline := h.lastContact().Add(grace)
+		sent := time.Now()
+		if !sent.Before(deadline) {
+			return fmt.Errorf("the group coordinator has not answered for %v", grace)
+		}
+		req := kmsg.NewPtrHeartbeatRequest()
+		req.Group = m.cfg.GroupID
+		req.Generation = generation
+		req.MemberID = memberID
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		resp, err := req.RequestWith(rctx, m.cfg.Client)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		switch {
+		case err == nil:
+			h.contact.Store(sent.UnixNano())
+			t.Reset(interval)
+		case errors.Is(err, kerr.RebalanceInProgress):
+			// Still a member; it must rejoin within the rebalance
+			// timeout. Keep the session alive until it does.
+			h.contact.Store(sent.UnixNano())
+			if !rebalancing && !probe {
+				rebalancing = true
+				close(h.rebalance)
+			}
+			t.Reset(interval)
+		case probe && errors.Is(err, kerr.IllegalGeneration):
+			t.Reset(interval)
+		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
+			return fmt.Errorf("heartbeat: %w", err)
+		default:
+			// Coordinator moving or unreachable: try again soon,
+			// until the deadline says the session is gone.
+			if !time.Now().Before(deadline) {
+				return fmt.Errorf("the group coordinator has not answered for %v: %w", grace, err)
+			}
+			m.log.Debug("heartbeat failed", "error", err)
+			t.Reset(max(0, min(interval, 100*time.Millisecond, time.Until(deadline))))
+		}
+	}
+}
+
+// backoff spaces retries: 50 ms doubling to 1 s.
+type backoff struct{ d time.Duration }
+
+func (b *backoff) wait(ctx context.Context) error {
+	b.d = min(max(2*b.d, 50*time.Millisecond), time.Second)
+	t := time.NewTimer(b.d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func millis(d time.Duration) int32 { return int32(d / time.Millisecond) }

@@ -1,0 +1,298 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/host/config"
+)
+
+// Handler is the member's owner: the distributed herder. The member calls it
+// from the goroutine running Run, one call at a time; heartbeats go on
+// meanwhile, so a callback may take as long as stopping or starting work
+// takes (but see the rebalance timeout in the package doc).
+type Handler interface {
+	// ConfigSnapshot is the config topic as this worker has read it so
+	// far, from memory (no I/O). Its offset goes into every JoinGroup; the
+	// leader assigns from it.
+	ConfigSnapshot() ConfigSnapshot
+	// OnRevoked asks to stop a.Revoked; it must be stopped when the call
+	// returns, because the member then rejoins and the leader hands it to
+	// someone else. a.Owned is what stays.
+	OnRevoked(ctx context.Context, a Assignment)
+	// OnAssigned reports a completed rebalance: start a.Added, keep the
+	// rest of a.Owned. With a.Error == ConfigMismatch nothing changed:
+	// catch up on the config topic before returning, the member rejoins
+	// right after. A worker behind a.ConfigOffset reads up to it before
+	// starting anything.
+	OnAssigned(ctx context.Context, a Assignment)
+	// OnLost reports that the worker is no longer a member (evicted, or
+	// out of touch with the coordinator for a session timeout): everything
+	// in lost must stop now, others may already be taking it over. The
+	// member rejoins afresh.
+	OnLost(ctx context.Context, lost Work, cause error)
+}
+
+// Assignment is one completed rebalance as the member's owner sees it.
+type Assignment struct {
+	Generation int32
+	MemberID   string
+	Protocol   Protocol
+	Leader     string
+	LeaderURL  string
+	IsLeader   bool
+	// ConfigOffset is the config topic offset the leader assigned from.
+	ConfigOffset int64
+	// Error is NoError or ConfigMismatch.
+	Error int16
+	// Owned is everything this worker runs from now on.
+	Owned Work
+	// Added is new this round (start it); Revoked left this round.
+	Added   Work
+	Revoked Work
+	// Delay is how long until the member rejoins on the leader's request
+	// (a departed worker's share is waiting); zero when none.
+	Delay time.Duration
+}
+
+// Status is the member's state for callers outside the callbacks.
+type Status struct {
+	MemberID   string
+	Generation int32
+	Leader     string
+	LeaderURL  string
+	IsLeader   bool
+	Owned      Work
+	// Rebalancing is true from the moment the member decides to rejoin
+	// until the round's callbacks have returned.
+	Rebalancing bool
+}
+
+// Config configures a Member.
+type Config struct {
+	// Client reaches the brokers; group requests go to the group's
+	// coordinator through it. Required.
+	Client  *kgo.Client
+	GroupID string
+	// URL is this worker's advertised REST URL, what others forward to.
+	URL      string
+	Protocol Protocol
+	// Timeouts as Kafka Connect's session.timeout.ms,
+	// heartbeat.interval.ms and rebalance.timeout.ms.
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
+	RebalanceTimeout  time.Duration
+	// MaxDelay is scheduled.rebalance.max.delay.ms: how long a departed
+	// worker's share waits. Zero gives it away at once.
+	MaxDelay time.Duration
+	Handler  Handler
+	Logger   hclog.Logger
+	// Now is the leader's clock for the assignor; time.Now when nil.
+	Now func() time.Time
+}
+
+// FromWorker fills the group settings of a distributed worker config:
+// group.id, connect.protocol, the three timeouts and
+// scheduled.rebalance.max.delay.ms. Client, URL, Handler and Logger are the
+// caller's.
+func FromWorker(w *config.Worker) Config {
+	return Config{
+		GroupID:           w.String(config.GroupID),
+		Protocol:          Protocol(strings.ToLower(w.String(config.ConnectProtocol))),
+		SessionTimeout:    w.Millis(config.SessionTimeoutMs),
+		HeartbeatInterval: w.Millis(config.HeartbeatIntervalMs),
+		RebalanceTimeout:  w.Millis(config.RebalanceTimeoutMs),
+		MaxDelay:          w.Millis(config.ScheduledRebalanceMaxDelayMs),
+	}
+}
+
+// Errors of the member.
+var (
+	// ErrRunning: Run was called while the member already runs.
+	ErrRunning = errors.New("group member already running")
+	// ErrFatal wraps a group error rejoining cannot cure (bad protocol,
+	// authorization, group full, bad session timeout).
+	ErrFatal = errors.New("group membership failed")
+)
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Client == nil {
+		errs = append(errs, errors.New("no Kafka client"))
+	}
+	if c.GroupID == "" {
+		errs = append(errs, errors.New("no group.id"))
+	}
+	if c.Handler == nil {
+		errs = append(errs, errors.New("no handler"))
+	}
+	switch c.Protocol {
+	case "":
+		c.Protocol = Sessioned
+	case Sessioned, Compatible:
+	case Eager:
+		errs = append(errs, errors.New("connect.protocol=eager is not supported; use compatible or sessioned"))
+	default:
+		errs = append(errs, fmt.Errorf("unknown connect.protocol %q", c.Protocol))
+	}
+	if c.SessionTimeout <= 0 {
+		c.SessionTimeout = 10 * time.Second
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 3 * time.Second
+	}
+	if c.RebalanceTimeout <= 0 {
+		c.RebalanceTimeout = time.Minute
+	}
+	if c.HeartbeatInterval >= c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("heartbeat.interval.ms (%v) must be below session.timeout.ms (%v)", c.HeartbeatInterval, c.SessionTimeout))
+	}
+	if c.MaxDelay < 0 {
+		errs = append(errs, fmt.Errorf("negative scheduled.rebalance.max.delay.ms %v", c.MaxDelay))
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return errors.Join(errs...)
+}
+
+// Member is one worker's membership in the Connect group. Run drives it;
+// Leave ends it cleanly; Rejoin asks for a rebalance.
+type Member struct {
+	cfg      Config
+	log      hclog.Logger
+	assignor *Assignor
+	rejoinCh chan string
+
+	mu      sync.Mutex
+	running bool
+	leaving bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	status  Status
+	plan    *Plan // the last plan made as leader
+}
+
+// New checks cfg and returns a member that has not joined yet.
+func New(cfg Config) (*Member, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("group member: %w", err)
+	}
+	return &Member{
+		cfg:      cfg,
+		log:      cfg.Logger.Named("group"),
+		assignor: NewAssignor(cfg.MaxDelay),
+		rejoinCh: make(chan string, 1),
+		status:   Status{Generation: -1},
+	}, nil
+}
+
+// Run joins the group and stays in it until ctx ends (it returns ctx's
+// error without leaving: the coordinator notices after the session timeout,
+// as after a crash) or Leave is called (it returns nil). It returns an error
+// wrapping ErrFatal when the group refuses the member for good. Run may be
+// called again after it returned; the member then joins afresh.
+func (m *Member) Run(ctx context.Context) error {
+	m.mu.Lock()
+	if m.running {
+		m.mu.Unlock()
+		return ErrRunning
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.running, m.leaving, m.cancel, m.done = true, false, cancel, make(chan struct{})
+	done := m.done
+	m.mu.Unlock()
+
+	err := m.loop(ctx)
+
+	m.mu.Lock()
+	leaving := m.leaving
+	m.running = false
+	m.status.Rebalancing = false
+	m.mu.Unlock()
+	close(done)
+	if leaving && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// Leave stops Run and leaves the group (LeaveGroup), so the rest of the group
+// rebalances at once instead of after the session timeout. Stop the work the
+// member owns before calling it: the leader may hand it out as soon as the
+// member is gone. Leave must not be called from a Handler callback.
+func (m *Member) Leave(ctx context.Context) error {
+	m.mu.Lock()
+	running, cancel, done := m.running, m.cancel, m.done
+	if running {
+		m.leaving = true
+	}
+	m.mu.Unlock()
+	if running {
+		cancel()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fmt.Errorf("leave group %s: %w", m.cfg.GroupID, ctx.Err())
+		}
+	}
+	m.mu.Lock()
+	id := m.status.MemberID
+	m.mu.Unlock()
+	if id == "" {
+		return nil
+	}
+	err := m.sendLeave(ctx, id)
+	m.mu.Lock()
+	m.status = Status{Generation: -1}
+	m.plan = nil
+	m.mu.Unlock()
+	return err
+}
+
+// Rejoin asks for a rebalance (a connector was created or deleted, task
+// configs were committed, the worker caught up). It does not block; requests
+// made before a JoinGroup is sent are served by that JoinGroup.
+func (m *Member) Rejoin(reason string) {
+	select {
+	case m.rejoinCh <- reason:
+	default:
+	}
+}
+
+// Status returns the member's current state.
+func (m *Member) Status() Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.status
+	return s
+}
+
+// LeaderPlan returns the last plan this member made as leader, and whether
+// it leads the current generation: who runs what, and their URLs (Kafka
+// Connect's leader state, used to forward requests to a task's owner).
+func (m *Member) LeaderPlan() (Plan, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.plan == nil || !m.status.IsLeader {
+		return Plan{}, false
+	}
+	return *m.plan, true
+}
+
+func (m *Member) setStatus(f func(*Status)) {
+	m.mu.Lock()
+	f(&m.status)
+	m.mu.Unlock()
+}

@@ -1,0 +1,607 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Short group timings keep these tests to seconds.
+const (
+	testSession   = 1500 * time.Millisecond
+	testHeartbeat = 250 * time.Millisecond
+	testRebalance = 3 * time.Second
+	testGroup     = "connect-cluster"
+)
+
+// ledger is who runs what, across all members, as their herders apply the
+// callbacks. A claim on something another member still runs is a zombie:
+// the test fails.
+type ledger struct {
+	t     *testing.T
+	mu    sync.Mutex
+	owner map[string]string
+}
+
+func key(w Work) []string {
+	var ks []string
+	for _, c := range w.Connectors {
+		ks = append(ks, "connector "+c)
+	}
+	for _, t := range w.Tasks {
+		ks = append(ks, "task "+t.String())
+	}
+	return ks
+}
+
+func (l *ledger) claim(who string, w Work) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range key(w) {
+		if o, ok := l.owner[k]; ok && o != who {
+			l.t.Errorf("%s starts %s while %s still runs it", who, k, o)
+		}
+		l.owner[k] = who
+	}
+}
+
+func (l *ledger) release(who string, w Work) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range key(w) {
+		if l.owner[k] != who {
+			l.t.Errorf("%s stops %s it does not run (owner %q)", who, k, l.owner[k])
+		}
+		delete(l.owner, k)
+	}
+}
+
+// herder records what the member tells it and keeps the ledger.
+type herder struct {
+	name    string
+	l       *ledger
+	configs *atomic.Pointer[ConfigSnapshot]
+
+	mu       sync.Mutex
+	running  workSet
+	added    workSet // everything ever added
+	revoked  workSet // everything ever revoked
+	lost     []Work
+	rounds   []Assignment
+	lastSeen Assignment
+}
+
+func (h *herder) ConfigSnapshot() ConfigSnapshot { return *h.configs.Load() }
+
+func (h *herder) OnRevoked(_ context.Context, a Assignment) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range key(a.Revoked) {
+		_ = k
+	}
+	if !setOf(a.Revoked).minus(h.running).empty() {
+		h.l.t.Errorf("%s told to revoke %v, runs %v", h.name, a.Revoked, h.running.work())
+	}
+	h.running.removeSet(setOf(a.Revoked))
+	h.revoked.addSet(setOf(a.Revoked))
+	h.l.release(h.name, a.Revoked)
+}
+
+func (h *herder) OnAssigned(_ context.Context, a Assignment) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.rounds = append(h.rounds, a)
+	h.lastSeen = a
+	if a.Error != NoError {
+		return
+	}
+	h.l.claim(h.name, a.Added)
+	h.running.addSet(setOf(a.Added))
+	h.added.addSet(setOf(a.Added))
+	if got := h.running.work(); got.String() != a.Owned.String() {
+		h.l.t.Errorf("%s runs %v, member says it owns %v", h.name, got, a.Owned)
+	}
+}
+
+func (h *herder) OnLost(_ context.Context, lost Work, cause error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if lost.String() != h.running.work().String() {
+		h.l.t.Errorf("%s lost %v, runs %v", h.name, lost, h.running.work())
+	}
+	h.lost = append(h.lost, lost)
+	h.l.release(h.name, h.running.work())
+	h.running = newWorkSet()
+}
+
+func (h *herder) runs() Work {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.running.work()
+}
+
+// crash is the process dying: whatever it ran stops with it.
+func (h *herder) crash() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.l.release(h.name, h.running.work())
+	h.running = newWorkSet()
+}
+
+type testGroupEnv struct {
+	t        *testing.T
+	c        *kfake.Cluster
+	l        *ledger
+	configs  atomic.Pointer[ConfigSnapshot]
+	maxDelay time.Duration
+}
+
+func newEnv(t *testing.T, maxDelay time.Duration, tasks map[string]int) *testGroupEnv {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	e := &testGroupEnv{t: t, c: c, l: &ledger{t: t, owner: map[string]string{}}, maxDelay: maxDelay}
+	e.configs.Store(&ConfigSnapshot{Offset: 10, Tasks: tasks})
+	return e
+}
+
+type worker struct {
+	name   string
+	h      *herder
+	m      *Member
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (e *testGroupEnv) start(name string) *worker {
+	t := e.t
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ClientID(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	h := &herder{name: name, l: e.l, configs: &e.configs, running: newWorkSet(), added: newWorkSet(), revoked: newWorkSet()}
+	m, err := New(Config{
+		Client: cl, GroupID: testGroup, URL: "http://" + name + ":8083", Protocol: Sessioned,
+		SessionTimeout: testSession, HeartbeatInterval: testHeartbeat, RebalanceTimeout: testRebalance,
+		MaxDelay: e.maxDelay, Handler: h,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &worker{name: name, h: h, m: m, cancel: cancel, done: make(chan error, 1)}
+	go func() { w.done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-w.done
+	})
+	return w
+}
+
+// kill ends the worker as a crash does: no LeaveGroup, work gone.
+func (w *worker) kill(t *testing.T) {
+	w.cancel()
+	if err := <-w.done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("%s: Run returned %v", w.name, err)
+	}
+	w.done <- nil // for the cleanup
+	w.h.crash()
+}
+
+// leave stops the worker's work, then leaves the group.
+func (w *worker) leave(t *testing.T) {
+	w.h.crash()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.m.Leave(ctx); err != nil {
+		t.Fatalf("%s: leave: %v", w.name, err)
+	}
+	if err := <-w.done; err != nil {
+		t.Fatalf("%s: Run after Leave returned %v", w.name, err)
+	}
+	w.done <- nil
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// settled: every configured item runs exactly once among ws, balanced, and
+// no member is in the middle of a rebalance.
+func (e *testGroupEnv) settled(ws ...*worker) bool {
+	want := e.configs.Load()
+	all := newWorkSet()
+	n := 0
+	cmin, cmax, tmin, tmax := 1<<30, -1, 1<<30, -1
+	for _, w := range ws {
+		if w.m.Status().Rebalancing {
+			return false
+		}
+		r := w.h.runs()
+		n += r.Len()
+		all.addWork(r)
+		cmin, cmax = min(cmin, len(r.Connectors)), max(cmax, len(r.Connectors))
+		tmin, tmax = min(tmin, len(r.Tasks)), max(tmax, len(r.Tasks))
+	}
+	return n == all.work().Len() && all.work().String() == want.work().work().String() &&
+		cmax-cmin < 2 && tmax-tmin < 2
+}
+
+func (e *testGroupEnv) dump(ws ...*worker) string {
+	s := ""
+	for _, w := range ws {
+		st := w.m.Status()
+		s += fmt.Sprintf("\n  %s gen %d leader %v rebalancing %v runs %v", w.name, st.Generation, st.IsLeader, st.Rebalancing, w.h.runs())
+	}
+	return s
+}
+
+func (e *testGroupEnv) waitSettled(d time.Duration, ws ...*worker) {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for !e.settled(ws...) {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("group did not settle in %v:%s", d, e.dump(ws...))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func snapshotRevoked(ws ...*worker) map[string]Work {
+	out := map[string]Work{}
+	for _, w := range ws {
+		w.h.mu.Lock()
+		out[w.name] = w.h.revoked.work()
+		w.h.mu.Unlock()
+	}
+	return out
+}
+
+func snapshotAdded(ws ...*worker) map[string]Work {
+	out := map[string]Work{}
+	for _, w := range ws {
+		w.h.mu.Lock()
+		out[w.name] = w.h.added.work()
+		w.h.mu.Unlock()
+	}
+	return out
+}
+
+var eightTasks = map[string]int{"c1": 4, "c2": 4}
+
+func TestMembersJoinOneByOne(t *testing.T) {
+	e := newEnv(t, time.Second, eightTasks)
+	w1 := e.start("w1")
+	e.waitSettled(10*time.Second, w1)
+	if st := w1.m.Status(); !st.IsLeader || st.LeaderURL != "http://w1:8083" {
+		t.Fatalf("status %+v", st)
+	}
+	if p, ok := w1.m.LeaderPlan(); !ok || p.Members[w1.m.Status().MemberID].Owned.Len() != 10 {
+		t.Fatalf("leader plan %+v %v", p, ok)
+	}
+
+	w2 := e.start("w2")
+	e.waitSettled(10*time.Second, w1, w2)
+	// w1 gave up exactly what w2 runs now, nothing more.
+	rev := snapshotRevoked(w1)["w1"]
+	if rev.String() != w2.h.runs().String() || rev.Len() != 5 {
+		t.Fatalf("w1 revoked %v, w2 runs %v", rev, w2.h.runs())
+	}
+	st2 := w2.m.Status()
+	if st2.IsLeader || st2.LeaderURL != "http://w1:8083" || st2.Leader != w1.m.Status().MemberID {
+		t.Fatalf("w2 status %+v", st2)
+	}
+
+	w3 := e.start("w3")
+	e.waitSettled(10*time.Second, w1, w2, w3)
+	after := snapshotRevoked(w1, w2)
+	moved := setOf(after["w1"]).minus(setOf(rev))
+	moved.addSet(setOf(after["w2"]))
+	if got := moved.work(); got.String() != w3.h.runs().String() {
+		t.Fatalf("revoked for w3: %v; w3 runs %v", got, w3.h.runs())
+	}
+	if n := w3.h.runs().Len(); n != 2 { // 2 connectors, 8 tasks over 3: w3 gets 0 connectors, 2 tasks
+		t.Fatalf("w3 runs %v", w3.h.runs())
+	}
+	for _, w := range []*worker{w1, w2, w3} {
+		if len(w.h.lost) != 0 {
+			t.Fatalf("%s lost work: %v", w.name, w.h.lost)
+		}
+	}
+	g, err := e.c.WaitGroupStable(context.Background(), testGroup, 3)
+	if err != nil || g.State != "Stable" {
+		t.Fatalf("group %+v %v", g, err)
+	}
+}
+
+func groupOfThree(t *testing.T, maxDelay time.Duration) (*testGroupEnv, []*worker) {
+	e := newEnv(t, maxDelay, eightTasks)
+	w1 := e.start("w1")
+	e.waitSettled(10*time.Second, w1)
+	w2, w3 := e.start("w2"), e.start("w3")
+	e.waitSettled(10*time.Second, w1, w2, w3)
+	return e, []*worker{w1, w2, w3}
+}
+
+// reassignedAfter waits until the survivors run everything and says how long
+// it took from start.
+func reassignedAfter(t *testing.T, e *testGroupEnv, start time.Time, ws ...*worker) time.Duration {
+	e.waitSettled(15*time.Second, ws...)
+	return time.Since(start)
+}
+
+func TestCleanLeaveWaitsForTheDelay(t *testing.T) {
+	const delay = 1500 * time.Millisecond
+	e, ws := groupOfThree(t, delay)
+	gone := ws[2].h.runs()
+	start := time.Now()
+	ws[2].leave(t)
+	took := reassignedAfter(t, e, start, ws[0], ws[1])
+	if took < delay-100*time.Millisecond {
+		t.Fatalf("share of the leaver reassigned after %v, before the %v delay", took, delay)
+	}
+	if took > delay+testSession {
+		t.Fatalf("reassignment took %v", took)
+	}
+	got := setOf(ws[0].h.runs(), ws[1].h.runs())
+	if !got.intersect(setOf(gone)).hasAnyOf(setOf(gone)) || got.work().Len() != 10 {
+		t.Fatalf("survivors run %v", got.work())
+	}
+	t.Logf("clean leave, delay %v: reassigned after %v", delay, took)
+}
+
+func TestCleanLeaveWithoutDelay(t *testing.T) {
+	e, ws := groupOfThree(t, 0)
+	start := time.Now()
+	ws[2].leave(t)
+	took := reassignedAfter(t, e, start, ws[0], ws[1])
+	// No session timeout to wait for, no delay: one rebalance.
+	if took >= testSession {
+		t.Fatalf("reassignment took %v", took)
+	}
+	t.Logf("clean leave, no delay: reassigned after %v", took)
+}
+
+func TestKilledWorkerShareMovesAfterSessionTimeoutAndDelay(t *testing.T) {
+	const delay = time.Second
+	e, ws := groupOfThree(t, delay)
+	start := time.Now()
+	ws[2].kill(t)
+	took := reassignedAfter(t, e, start, ws[0], ws[1])
+	// Evicted a session timeout after its last heartbeat, then the delay.
+	if min := testSession - testHeartbeat + delay - 100*time.Millisecond; took < min {
+		t.Fatalf("reassigned after %v, expected at least %v", took, min)
+	}
+	t.Logf("killed worker, session %v, delay %v: reassigned after %v", testSession, delay, took)
+}
+
+func TestReturningWorkerGetsItsShareBack(t *testing.T) {
+	const delay = 3 * time.Second
+	e, ws := groupOfThree(t, delay)
+	had := ws[2].h.runs()
+	revoked := snapshotRevoked(ws[0], ws[1])
+	added := snapshotAdded(ws[0], ws[1])
+	ws[2].kill(t)
+	// Wait for the coordinator to drop it, then restart it.
+	if _, err := e.c.WaitGroupInfo(context.Background(), testGroup, func(g *GroupInfo) bool {
+		return g != nil && g.State == "Stable" && len(g.Members) == 2
+	}); err != nil {
+		t.Fatal(err)
+	}
+	back := e.start("w3")
+	e.waitSettled(15*time.Second, ws[0], ws[1], back)
+	if got := back.h.runs(); got.String() != had.String() {
+		t.Fatalf("returning worker runs %v, ran %v", got, had)
+	}
+	// The others never moved anything.
+	if now := snapshotRevoked(ws[0], ws[1]); !maps.EqualFunc(now, revoked, func(a, b Work) bool { return a.String() == b.String() }) {
+		t.Fatalf("survivors revoked %v (before %v)", now, revoked)
+	}
+	if now := snapshotAdded(ws[0], ws[1]); !maps.EqualFunc(now, added, func(a, b Work) bool { return a.String() == b.String() }) {
+		t.Fatalf("survivors were given %v (before %v)", now, added)
+	}
+}
+
+type GroupInfo = kfake.GroupInfo
+
+// partition cuts one member off the group coordinator: its heartbeats,
+// joins and syncs under its member id fail as a dead connection does.
+func partition(c *kfake.Cluster, memberID string, healed *atomic.Bool) {
+	for _, k := range []int16{int16(kmsg.Heartbeat), int16(kmsg.JoinGroup), int16(kmsg.SyncGroup)} {
+		c.ControlKey(k, func(req kmsg.Request) (kmsg.Response, error, bool) {
+			c.KeepControl()
+			if healed.Load() {
+				return nil, nil, false
+			}
+			var id string
+			switch r := req.(type) {
+			case *kmsg.HeartbeatRequest:
+				id = r.MemberID
+			case *kmsg.JoinGroupRequest:
+				id = r.MemberID
+			case *kmsg.SyncGroupRequest:
+				id = r.MemberID
+			}
+			if id != memberID {
+				return nil, nil, false
+			}
+			return nil, errors.New("partitioned"), true
+		})
+	}
+}
+
+func TestPartitionedWorkerStopsBeforeOthersTakeOver(t *testing.T) {
+	// No delay: the others take the work over as soon as the coordinator
+	// evicts the cut-off member. The ledger fails the test if they start
+	// anything before it has stopped.
+	e, ws := groupOfThree(t, 0)
+	victim := ws[2]
+	had := victim.h.runs()
+	var healed atomic.Bool
+	start := time.Now()
+	partition(e.c, victim.m.Status().MemberID, &healed)
+	waitFor(t, 10*time.Second, "the cut-off member to report its loss", func() bool {
+		victim.h.mu.Lock()
+		defer victim.h.mu.Unlock()
+		return len(victim.h.lost) == 1
+	})
+	lostAfter := time.Since(start)
+	if victim.h.lost[0].String() != had.String() {
+		t.Fatalf("lost %v, ran %v", victim.h.lost[0], had)
+	}
+	// Given up a heartbeat interval before the coordinator may evict it.
+	if lostAfter < testSession-2*testHeartbeat-100*time.Millisecond || lostAfter > testSession {
+		t.Fatalf("loss reported after %v, session timeout %v", lostAfter, testSession)
+	}
+	// It rejoins as a new member (the cut was on its old id) and the group
+	// settles with everyone.
+	e.waitSettled(15*time.Second, ws...)
+	healed.Store(true)
+	t.Logf("partitioned member stopped its work after %v", lostAfter)
+}
+
+func TestCoordinatorMoveKeepsMembership(t *testing.T) {
+	e, ws := groupOfThree(t, time.Second)
+	gens := []int32{}
+	for _, w := range ws {
+		gens = append(gens, w.m.Status().Generation)
+	}
+	e.c.RehashCoordinators()
+	time.Sleep(3 * testSession)
+	for i, w := range ws {
+		if len(w.h.lost) != 0 {
+			t.Fatalf("%s lost its work on a coordinator move: %v", w.name, w.h.lost)
+		}
+		if g := w.m.Status().Generation; g != gens[i] {
+			t.Logf("%s generation %d -> %d", w.name, gens[i], g)
+		}
+	}
+	e.waitSettled(5*time.Second, ws...)
+}
+
+func TestLeaderFailover(t *testing.T) {
+	e, ws := groupOfThree(t, 2*time.Second)
+	var leader *worker
+	var rest []*worker
+	for _, w := range ws {
+		if w.m.Status().IsLeader {
+			leader = w
+		} else {
+			rest = append(rest, w)
+		}
+	}
+	if leader == nil {
+		t.Fatalf("no leader:%s", e.dump(ws...))
+	}
+	start := time.Now()
+	leader.kill(t)
+	e.waitSettled(15*time.Second, rest...)
+	// A new leader remembers nothing: what the old one ran is new work to
+	// it, assigned without waiting for the delay.
+	took := time.Since(start)
+	if took > testSession+2*time.Second-200*time.Millisecond {
+		t.Fatalf("new leader waited %v", took)
+	}
+	n := 0
+	for _, w := range rest {
+		if w.m.Status().IsLeader {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d leaders:%s", n, e.dump(rest...))
+	}
+}
+
+func TestConfigChangeRebalances(t *testing.T) {
+	e, ws := groupOfThree(t, time.Second)
+	before := snapshotRevoked(ws...)
+	e.configs.Store(&ConfigSnapshot{Offset: 20, Tasks: map[string]int{"c1": 4, "c3": 2}})
+	for _, w := range ws {
+		w.m.Rejoin("config changed")
+	}
+	e.waitSettled(10*time.Second, ws...)
+	for _, w := range ws {
+		if st := w.m.Status(); st.Generation < 0 || w.h.lastSeen.ConfigOffset != 20 {
+			t.Fatalf("%s at offset %d", w.name, w.h.lastSeen.ConfigOffset)
+		}
+	}
+	// c2 stopped where it ran; c1 and c3 may move for balance.
+	var revoked []string
+	for name, w := range snapshotRevoked(ws...) {
+		for _, k := range key(setOf(w).minus(setOf(before[name])).work()) {
+			if strings.Contains(k, "c2") {
+				revoked = append(revoked, k)
+			}
+		}
+	}
+	slices.Sort(revoked)
+	if want := []string{"connector c2", "task c2-0", "task c2-1", "task c2-2", "task c2-3"}; !slices.Equal(revoked, want) {
+		t.Fatalf("c2 revoked: %v", revoked)
+	}
+}
+
+func TestConfigMismatchMakesEveryoneRejoin(t *testing.T) {
+	e, ws := groupOfThree(t, time.Second)
+	// One worker has read further than the others (the leader included).
+	ahead := &ConfigSnapshot{Offset: 30, Tasks: map[string]int{"c1": 4, "c2": 4, "c4": 1}}
+	var leader, follower *worker
+	for _, w := range ws {
+		if w.m.Status().IsLeader {
+			leader = w
+		} else if follower == nil {
+			follower = w
+		}
+	}
+	follower.h.configs = &atomic.Pointer[ConfigSnapshot]{}
+	follower.h.configs.Store(ahead)
+	follower.m.Rejoin("read further")
+	waitFor(t, 10*time.Second, "a config mismatch round", func() bool {
+		leader.h.mu.Lock()
+		defer leader.h.mu.Unlock()
+		for _, a := range leader.h.rounds {
+			if a.Error == ConfigMismatch && a.ConfigOffset == 30 {
+				return true
+			}
+		}
+		return false
+	})
+	// Everyone catches up: the group assigns c4.
+	e.configs.Store(ahead)
+	for _, w := range ws {
+		w.m.Rejoin("caught up")
+	}
+	e.waitSettled(10*time.Second, ws...)
+}
+
+func TestNewRejectsEager(t *testing.T) {
+	_, err := New(Config{Client: &kgo.Client{}, GroupID: "g", Handler: &herder{}, Protocol: Eager})
+	if err == nil {
+		t.Fatal("eager accepted")
+	}
+	_, err = New(Config{Client: &kgo.Client{}, GroupID: "g", Handler: &herder{}, SessionTimeout: time.Second, HeartbeatInterval: 2 * time.Second})
+	if err == nil {
+		t.Fatal("heartbeat above session timeout accepted")
+	}
+}
