@@ -111,6 +111,10 @@ func TestCreateErrors(t *testing.T) {
 	cfg := map[string]string{"connector.class": "FileStreamSource", "file": in, "topic": "dup"}
 	e.create("dup", cfg)
 	e.mustFail("POST", "/connectors", map[string]any{"name": "dup", "config": cfg}, 409, "Connector dup already exists")
+	// Validation comes first, as in Kafka: an invalid config is a 400 even
+	// for a name that exists.
+	e.mustFail("POST", "/connectors", map[string]any{"name": "dup", "config": map[string]string{"connector.class": "FileStreamSource"}}, 400,
+		`Missing required configuration "topic" which has no default value.`)
 	// Even with another config: the first one stays.
 	e.mustFail("POST", "/connectors", map[string]any{"name": "dup", "config": map[string]string{"connector.class": "FileStreamSource", "topic": "other"}}, 409)
 	var got map[string]string

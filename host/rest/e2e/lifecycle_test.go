@@ -4,6 +4,7 @@ import (
 	"maps"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -118,8 +119,27 @@ func TestRestart(t *testing.T) {
 	e.must("POST", "/connectors/rs/tasks/0/restart", nil, 204)
 	e.waitStatus("rs", "RUNNING:RUNNING,RUNNING")
 
-	// POST /tasks/{t}/restart: that task alone.
+	// A failed connector (its process killed): FAILED with a trace; the
+	// onlyFailed restart restarts it alone.
 	p4 := waitPids(t, "rs", all...)
+	if err := syscall.Kill(p4["connector"], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st := e.waitStatus("rs", "FAILED:RUNNING,RUNNING")
+	if st.Connector.Trace == "" || st.Connector.WorkerID != e.workerID() {
+		t.Fatalf("failed connector status %+v", st)
+	}
+	if plan := e.restart("rs", "?onlyFailed=true&includeTasks=true"); plan.summary() != "RESTARTING:RUNNING,RUNNING" {
+		t.Fatalf("plan for a failed connector %+v", plan)
+	}
+	st = e.waitStatus("rs", "RUNNING:RUNNING,RUNNING")
+	if st.Connector.Trace != "" {
+		t.Fatalf("trace kept after the restart: %+v", st)
+	}
+	samePids(t, "onlyFailed with a failed connector", p4, waitPids(t, "rs", all...), "task 0", "task 1")
+
+	// POST /tasks/{t}/restart: that task alone.
+	p4 = waitPids(t, "rs", all...)
 	if r := e.request("POST", "/connectors/rs/tasks/1/restart", nil); r.code != 204 || len(r.body) != 0 {
 		t.Fatalf("task restart: %s", r)
 	}

@@ -215,6 +215,10 @@ func (e *env) request(method, path string, body any) resp {
 	if err != nil {
 		e.t.Fatalf("%s %s: read answer: %v", method, path, err)
 	}
+	// Every answer with a body is JSON, as Jersey's are.
+	if ct := r.Header.Get("Content-Type"); len(out) > 0 && method != "HEAD" && !strings.HasPrefix(ct, "application/json") {
+		e.t.Fatalf("%s %s: Content-Type %q for %s", method, path, ct, out)
+	}
 	return resp{code: r.StatusCode, header: r.Header, body: out}
 }
 

@@ -159,6 +159,30 @@ func TestOffsets(t *testing.T) {
 	e.mustFail("PATCH", "/connectors/nope/offsets", alter(0), 404, "nope")
 }
 
+// A connector created STOPPED (KIP-980) can have its offsets altered
+// before it ever ran; it then starts from them.
+func TestOffsetsBeforeFirstRun(t *testing.T) {
+	t.Parallel()
+	e := startWorker(t, workerOpts{})
+	in := e.dir + "/in.txt"
+	lines := writeLines(t, in, "s", 0, 30)
+	e.must("POST", "/connectors", map[string]any{"name": "late", "initial_state": "STOPPED",
+		"config": map[string]string{"connector.class": "FileStreamSource", "file": in, "topic": "late"}}, 201)
+	e.waitStatus("late", "STOPPED:")
+	if o := e.offsets("late"); len(o.Offsets) != 0 {
+		t.Fatalf("offsets before the first run %+v", o)
+	}
+	var m message
+	strict(t, e.must("PATCH", "/connectors/late/offsets", map[string]any{"offsets": []any{map[string]any{
+		"partition": map[string]any{"filename": in}, "offset": map[string]any{"position": position(lines, 25)}}}}, 200), &m)
+	if m.Message != "The offsets for this connector have been altered successfully" {
+		t.Fatalf("alter message %q", m.Message)
+	}
+	e.must("PUT", "/connectors/late/resume", nil, 202)
+	e.waitStatus("late", "RUNNING:RUNNING")
+	e.waitTopic("late", lines[25:])
+}
+
 // GET /connectors/{c}/topics and PUT /connectors/{c}/topics/reset
 // (KIP-558), and their 403s when tracking or its reset is disabled.
 func TestActiveTopics(t *testing.T) {
