@@ -140,10 +140,12 @@ func (m *Member) join(ctx context.Context, s *session, reason string) (joined, e
 			s.memberID = resp.MemberID
 			s.generation = resp.Generation
 			s.lastContact = time.Now()
+			m.setStatus(func(st *Status) { st.MemberID = s.memberID })
 			return joined{generation: resp.Generation, leader: resp.LeaderID, protocol: p, members: resp.Members}, nil
 		case errors.Is(err, kerr.MemberIDRequired):
 			// KIP-394: the coordinator names us; join again with it.
 			s.memberID = resp.MemberID
+			m.setStatus(func(st *Status) { st.MemberID = s.memberID })
 		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
 			m.lose(ctx, s, fmt.Errorf("join group: %w", err))
 		case errors.Is(err, kerr.RebalanceInProgress):

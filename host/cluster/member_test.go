@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -87,9 +88,6 @@ func (h *herder) ConfigSnapshot() ConfigSnapshot { return *h.configs.Load() }
 func (h *herder) OnRevoked(_ context.Context, a Assignment) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, k := range key(a.Revoked) {
-		_ = k
-	}
 	if !setOf(a.Revoked).minus(h.running).empty() {
 		h.l.t.Errorf("%s told to revoke %v, runs %v", h.name, a.Revoked, h.running.work())
 	}
@@ -147,8 +145,8 @@ type testGroupEnv struct {
 	maxDelay time.Duration
 }
 
-func newEnv(t *testing.T, maxDelay time.Duration, tasks map[string]int) *testGroupEnv {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+func newEnv(t *testing.T, maxDelay time.Duration, tasks map[string]int, opts ...kfake.Opt) *testGroupEnv {
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,6 +331,51 @@ func TestMembersJoinOneByOne(t *testing.T) {
 	if err != nil || g.State != "Stable" {
 		t.Fatalf("group %+v %v", g, err)
 	}
+
+	// What the coordinator holds decodes as Kafka Connect's formats: each
+	// member's metadata names its URL, config offset and what it runs,
+	// and its assignment names the leader.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{testGroup}
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil || len(resp.Groups) != 1 {
+		t.Fatalf("describe: %v %+v", err, resp)
+	}
+	dg := resp.Groups[0]
+	if dg.ProtocolType != ProtocolType || dg.Protocol != string(Sessioned) || len(dg.Members) != 3 {
+		t.Fatalf("described group %s/%s with %d members", dg.ProtocolType, dg.Protocol, len(dg.Members))
+	}
+	byID := map[string]*worker{}
+	for _, w := range []*worker{w1, w2, w3} {
+		byID[w.m.Status().MemberID] = w
+	}
+	for _, dm := range dg.Members {
+		w := byID[dm.MemberID]
+		md, err := DecodeMetadata(dm.ProtocolMetadata)
+		if err != nil || w == nil {
+			t.Fatalf("member %s: %v", dm.MemberID, err)
+		}
+		// Metadata is from the member's last JoinGroup: what it ran
+		// then, before the round that gave it lastSeen.Added.
+		if md.Version != 2 || md.URL != "http://"+w.name+":8083" || md.ConfigOffset != 10 || md.Current == nil {
+			t.Fatalf("%s metadata %+v", w.name, md)
+		}
+		w.h.mu.Lock()
+		last := w.h.lastSeen
+		w.h.mu.Unlock()
+		if got := setOf(md.Current.Assigned, last.Added).work(); got.String() != w.h.runs().String() {
+			t.Fatalf("%s joined running %v, then got %v; runs %v", w.name, md.Current.Assigned, last.Added, w.h.runs())
+		}
+		a, err := DecodeAssignment(dm.MemberAssignment)
+		if err != nil || a.Version != 2 || a.Leader != w1.m.Status().MemberID || a.LeaderURL != "http://w1:8083" || a.ConfigOffset != 10 {
+			t.Fatalf("%s assignment %+v %v", w.name, a, err)
+		}
+	}
 }
 
 func groupOfThree(t *testing.T, maxDelay time.Duration) (*testGroupEnv, []*worker) {
@@ -482,22 +525,49 @@ func TestPartitionedWorkerStopsBeforeOthersTakeOver(t *testing.T) {
 }
 
 func TestCoordinatorMoveKeepsMembership(t *testing.T) {
-	e, ws := groupOfThree(t, time.Second)
-	gens := []int32{}
+	e := newEnv(t, time.Second, eightTasks, kfake.NumBrokers(3))
+	ws := []*worker{e.start("w1")}
+	e.waitSettled(10*time.Second, ws...)
+	ws = append(ws, e.start("w2"), e.start("w3"))
+	e.waitSettled(10*time.Second, ws...)
+	gens := map[string]int32{}
 	for _, w := range ws {
-		gens = append(gens, w.m.Status().Generation)
+		gens[w.name] = w.m.Status().Generation
 	}
-	e.c.RehashCoordinators()
-	time.Sleep(3 * testSession)
-	for i, w := range ws {
+	// Heartbeats to the old coordinator now get NOT_COORDINATOR; kgo finds
+	// the new one and the members carry on in the same generation.
+	old := e.c.CoordinatorFor(testGroup)
+	var atOld, atNew atomic.Int32
+	var moved atomic.Bool
+	e.c.ControlKey(int16(kmsg.Heartbeat), func(kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		if moved.Load() {
+			if e.c.CurrentNode() == old {
+				atOld.Add(1)
+			} else {
+				atNew.Add(1)
+			}
+		}
+		return nil, nil, false
+	})
+	for e.c.CoordinatorFor(testGroup) == old {
+		e.c.RehashCoordinators()
+	}
+	moved.Store(true)
+	time.Sleep(2 * testSession)
+	// Some went to the old coordinator (refused), then on to the new one.
+	if atOld.Load() == 0 || atNew.Load() < 6 {
+		t.Fatalf("heartbeats after the move: %d to the old coordinator, %d to the new", atOld.Load(), atNew.Load())
+	}
+	for _, w := range ws {
 		if len(w.h.lost) != 0 {
 			t.Fatalf("%s lost its work on a coordinator move: %v", w.name, w.h.lost)
 		}
-		if g := w.m.Status().Generation; g != gens[i] {
-			t.Logf("%s generation %d -> %d", w.name, gens[i], g)
+		if g := w.m.Status().Generation; g != gens[w.name] {
+			t.Fatalf("%s moved from generation %d to %d", w.name, gens[w.name], g)
 		}
 	}
-	e.waitSettled(5*time.Second, ws...)
+	e.waitSettled(time.Second, ws...)
 }
 
 func TestLeaderFailover(t *testing.T) {
@@ -593,6 +663,40 @@ func TestConfigMismatchMakesEveryoneRejoin(t *testing.T) {
 		w.m.Rejoin("caught up")
 	}
 	e.waitSettled(10*time.Second, ws...)
+}
+
+func TestRunFailsOnFatalGroupError(t *testing.T) {
+	// The broker's minimum session timeout is above ours.
+	e := newEnv(t, 0, eightTasks, kfake.GroupMinSessionTimeout(6*time.Second))
+	w := e.start("w1")
+	select {
+	case err := <-w.done:
+		if !errors.Is(err, ErrFatal) || !errors.Is(err, kerr.InvalidSessionTimeout) {
+			t.Fatalf("Run returned %v", err)
+		}
+		w.done <- nil
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not fail")
+	}
+	if len(w.h.rounds) != 0 || len(w.h.lost) != 0 {
+		t.Fatalf("callbacks for a member that never joined: %+v %+v", w.h.rounds, w.h.lost)
+	}
+}
+
+func TestLeaveWithoutRun(t *testing.T) {
+	e := newEnv(t, 0, eightTasks)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	m, err := New(Config{Client: cl, GroupID: testGroup, Handler: &herder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Leave(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestNewRejectsEager(t *testing.T) {

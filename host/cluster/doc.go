@@ -1,0 +1,130 @@
+// Package cluster is a distributed worker's membership in its Connect
+// cluster: Kafka Connect's group protocol on Kafka's own group coordinator,
+// and the incremental cooperative assignor (KIP-415) that decides which
+// worker runs which connector and task. Java workers and Sluice workers can
+// share a group: the bytes are Kafka Connect's.
+//
+// # Protocol
+//
+// Workers join the group named by group.id with protocol type "connect",
+// offering the sub-protocols of connect.protocol in preference order:
+// "sessioned" (version 2) then "compatible" (version 1), or "compatible"
+// alone. Both are incremental cooperative; sessioned only adds the session
+// key for signed internal REST requests (KIP-507), which is the herder's
+// concern. The eager "default" protocol (version 0, stop-the-world) is not
+// offered and connect.protocol=eager is refused: a group whose members all
+// insist on eager would not accept a Sluice worker (the coordinator answers
+// INCONSISTENT_GROUP_PROTOCOL and Run fails with ErrFatal).
+//
+// Member metadata (JoinGroup) is: version, REST URL, config topic offset,
+// and the worker's current assignment as nullable bytes. An assignment
+// (SyncGroup) is: version, error (0, or 1 = CONFIG_MISMATCH), leader member
+// id, leader URL, config offset, assigned [{connector, [task]}], revoked
+// [{connector, [task]}], delay in ms; task -1 stands for the connector
+// instance. Layouts are in protocol.go; decoding tolerates missing trailing
+// fields and null arrays as Kafka Connect does. kmsg has
+// ConnectMemberMetadata and ConnectMemberAssignment, but the latter writes
+// task ids as INT16 where Kafka Connect writes INT32, so this package
+// encodes both itself (a test notices if kmsg changes).
+//
+// Requests are kmsg messages sent through a kgo client, which finds the
+// group's coordinator (FindCoordinator) and, on NOT_COORDINATOR or
+// COORDINATOR_NOT_AVAILABLE, forgets it, finds the new one and retries: a
+// coordinator move costs no rebalance.
+//
+// # Member state machine
+//
+// Run loops over four states on one goroutine; Handler callbacks run on it.
+//
+//	joining   JoinGroup. MEMBER_ID_REQUIRED: join again with the id given.
+//	          UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION / FENCED_INSTANCE_ID:
+//	          the membership is gone (OnLost), join as a new member.
+//	          REBALANCE_IN_PROGRESS: join again. Coordinator and network
+//	          errors: back off (50 ms doubling to 1 s) and retry.
+//	          INCONSISTENT_GROUP_PROTOCOL, INVALID_SESSION_TIMEOUT,
+//	          authorization, GROUP_MAX_SIZE_REACHED: Run returns ErrFatal.
+//	syncing   SyncGroup; the leader first runs the assignor on everyone's
+//	          metadata and its own config snapshot. REBALANCE_IN_PROGRESS:
+//	          back to joining; membership errors as above.
+//	applying  OnRevoked (if anything is revoked), then OnAssigned.
+//	          Heartbeats already run.
+//	stable    Heartbeats every heartbeat.interval.ms. Back to joining when
+//	          the coordinator answers REBALANCE_IN_PROGRESS, when the owner
+//	          calls Rejoin, right after a round that revoked something (so
+//	          the leader can hand it on), when the leader's delay expires,
+//	          or after a loss.
+//
+// A round that repeats an already completed generation (a stable group
+// answers a follower that rejoins unchanged with its current generation and
+// assignment) changes nothing and calls nothing.
+//
+// # No zombies
+//
+// The coordinator evicts a member it has not heard from for
+// session.timeout.ms and may hand its work out right after. A member gives up
+// earlier: when nothing has proved its membership alive (a heartbeat
+// answered, a join or sync completed) for the session timeout less one
+// heartbeat interval, it calls OnLost and joins afresh. The interval left is
+// for the owner to stop its work before anyone else can start it. While a
+// rebalance is under way (a JoinGroup can legitimately wait up to
+// rebalance.timeout.ms) a member that owns work keeps heartbeating, which the
+// coordinator allows, so a coordinator that vanished mid-rebalance is noticed
+// in time too. A member that stays in a callback longer than the rebalance
+// timeout while the group rebalances is dropped by the coordinator; it learns
+// so from its heartbeats and reports OnLost when the callback returns.
+//
+// # Assignor
+//
+// The leader computes each round from: every member's URL, config offset
+// and current work; its config snapshot (connectors and task counts); what it
+// remembers of its own previous round; its clock; and
+// scheduled.rebalance.max.delay.ms. It follows Kafka Connect's
+// IncrementalCooperativeAssignor:
+//
+//   - A leader behind the newest member's config offset assigns nothing:
+//     everyone gets CONFIG_MISMATCH and the newest offset, catches up and
+//     rejoins.
+//   - Configured work nobody runs and nobody lost is new. Work that is no
+//     longer configured is revoked where it runs (Kafka Connect only looks at
+//     what the leader last assigned; a new leader here also stops deleted
+//     work it never assigned). Work run by two members is revoked from both.
+//   - Work the previous round assigned to a worker that is gone is lost. If
+//     every previous member is still here, it is new again (someone missed
+//     an assignment). Otherwise it waits: the delay starts at the max delay
+//     and every member is told how much is left; when it has passed, the lost
+//     work goes round-robin to workers that stood empty during the wait
+//     (likely the departed ones, back), or, with none, to the least loaded.
+//     A max delay of 0 reassigns at once. A new leader remembers nothing, so
+//     lost work is new to it.
+//   - Only when no delay is pending, workers above their share give work up:
+//     with T items on N workers each gets ⌊T/N⌋ and T mod N of them one
+//     more, workers already above the floor keeping the extra ones first;
+//     connectors and tasks are balanced separately, so at rest
+//     max − min < 2 for each. A revocation is never assigned in the same
+//     round: the revoking worker rejoins and the next round places it. Two
+//     revoking rounds back to back make the leader wait 40^n ms (capped at
+//     the max delay) before revoking again.
+//   - New and released work goes to the least loaded workers first, level
+//     by level.
+//   - Each member is told only its increments (assigned, revoked), the
+//     delay, the leader and its URL, and the config offset assigned from.
+//
+// Everything is sorted (members by id, work by name), so the same rounds
+// give the same plans.
+//
+// # What the distributed herder does with it
+//
+// ConfigSnapshot returns the config topic as read so far, from memory.
+// OnRevoked stops the revoked work before returning. OnAssigned: with
+// Error == ConfigMismatch, read the config topic to the end before returning
+// (the member rejoins right after); when the local config offset is behind
+// a.ConfigOffset, read up to it (worker.sync.timeout.ms), and if that fails,
+// Leave, wait worker.unsync.backoff.ms and Run again; then start a.Added.
+// OnLost stops everything at once. A config change that needs a rebalance
+// (connector created or deleted, task configs committed) calls Rejoin.
+// Status tells whether a rebalance is under way (REST answers 409 then) and
+// who leads (LeaderURL is where to forward leader-only requests);
+// LeaderPlan, on the leader, says which worker runs a given connector or
+// task. To shut down: stop the work, then Leave, so the others rebalance at
+// once rather than after the session timeout.
+package cluster
