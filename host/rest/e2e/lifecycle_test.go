@@ -169,7 +169,7 @@ func TestPauseResumeStop(t *testing.T) {
 	if r := e.request("PUT", "/connectors/snk/pause", nil); r.code != 202 || len(r.body) != 0 {
 		t.Fatalf("pause: %s", r)
 	}
-	e.waitStatus("snk", "PAUSED:PAUSED")
+	e.waitStatusWithin("snk", "PAUSED:PAUSED", 5*time.Second)
 	lines = append(lines, writeLines(t, in, "p", 20, 40)...)
 	e.waitTopic("prs", lines)
 	time.Sleep(700 * time.Millisecond)
@@ -185,7 +185,7 @@ func TestPauseResumeStop(t *testing.T) {
 
 	// Pause the source: nothing is produced.
 	e.must("PUT", "/connectors/src/pause", nil, 202)
-	e.waitStatus("src", "PAUSED:PAUSED")
+	e.waitStatusWithin("src", "PAUSED:PAUSED", 5*time.Second)
 	more := writeLines(t, in, "p", 40, 60)
 	time.Sleep(time.Second)
 	if n := e.endOffset("prs"); n != int64(len(lines)) {
@@ -201,7 +201,7 @@ func TestPauseResumeStop(t *testing.T) {
 	if r := e.request("PUT", "/connectors/src/stop", nil); r.code != 204 || len(r.body) != 0 {
 		t.Fatalf("stop: %s", r)
 	}
-	st := e.waitStatus("src", "STOPPED:")
+	st := e.waitStatusWithin("src", "STOPPED:", 10*time.Second)
 	if st.Connector.WorkerID != e.workerID() {
 		t.Fatalf("stopped status %+v", st)
 	}

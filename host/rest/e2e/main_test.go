@@ -345,14 +345,19 @@ func (e *env) status(name string) status {
 // waitStatus waits until the connector's status summary is want.
 func (e *env) waitStatus(name, want string) status {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	return e.waitStatusWithin(name, want, 30*time.Second)
+}
+
+func (e *env) waitStatusWithin(name, want string, d time.Duration) status {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		st := e.status(name)
 		if st.summary() == want {
 			return st
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("status of %s: %s (%+v), want %s", name, st.summary(), st, want)
+			e.t.Fatalf("status of %s after %v: %s (%+v), want %s", name, d, st.summary(), st, want)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
