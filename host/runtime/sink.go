@@ -35,6 +35,8 @@ type sinkTask struct {
 	cfg    SinkConfig
 	log    hclog.Logger
 	worker *sinkWorker
+	// sinkTransforms is cfg.Transforms when it offers ApplySink.
+	sinkTransforms SinkTransformer
 
 	plugin SinkPlugin
 	client *kgo.Client
@@ -84,6 +86,7 @@ func NewSinkTask(cfg SinkConfig) (Task, error) {
 		backoff:      cfg.RetryBackoff,
 	}
 	t.worker = &sinkWorker{t: t}
+	t.sinkTransforms, _ = cfg.Transforms.(SinkTransformer)
 	return t, nil
 }
 

@@ -70,25 +70,13 @@ func (t *sinkTask) convert(ctx context.Context, recs []*kgo.Record) (*sinkBatch,
 			b.next[topicPartition{kr.Topic, kr.Partition}] = kr.Offset + 1
 		}
 		sr := &store[i]
-		stage, err := t.toConnect(kr, sr)
-		if err == nil && t.cfg.Transforms != nil {
-			var out *data.Record
-			if out, err = t.cfg.Transforms.Apply(&sr.Record); err != nil {
-				stage = StageTransformation
-			} else if out == nil {
-				continue
-			} else if out != &sr.Record {
-				sr.Record = *out
-			}
-		}
+		dropped, stage, err := t.prepare(kr, sr)
 		if err != nil {
-			err = fmt.Errorf("%s: record %s-%d@%d: %w", stage, kr.Topic, kr.Partition, kr.Offset, err)
-			if t.cfg.Errors == nil {
+			if dropped, err = t.recover(ctx, kr, sr, stage, err); err != nil {
 				return nil, err
 			}
-			if herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: stage, Err: err, Consumed: kr}); herr != nil {
-				return nil, herr
-			}
+		}
+		if dropped {
 			continue
 		}
 		b.records = append(b.records, sr)
@@ -97,6 +85,55 @@ func (t *sinkTask) convert(ctx context.Context, recs []*kgo.Record) (*sinkBatch,
 		return nil, err
 	}
 	return b, nil
+}
+
+// prepare converts a consumed record into sr and applies the transforms;
+// dropped says a transform dropped it.
+func (t *sinkTask) prepare(kr *kgo.Record, sr *data.SinkRecord) (dropped bool, stage Stage, err error) {
+	if stage, err = t.toConnect(kr, sr); err != nil || t.cfg.Transforms == nil {
+		return false, stage, err
+	}
+	var out *data.Record
+	if t.sinkTransforms != nil {
+		out, err = t.sinkTransforms.ApplySink(sr)
+	} else {
+		out, err = t.cfg.Transforms.Apply(&sr.Record)
+	}
+	switch {
+	case err != nil:
+		return false, StageTransformation, err
+	case out == nil:
+		return true, "", nil
+	case out != &sr.Record:
+		sr.Record = *out
+	}
+	return false, "", nil
+}
+
+// recover hands a record that failed at stage to the error handler, with a
+// retry of prepare. It reports whether the record is left out of the batch
+// (skipped, or dropped by a transform once a retry got through); an error
+// fails the task.
+func (t *sinkTask) recover(ctx context.Context, kr *kgo.Record, sr *data.SinkRecord, stage Stage, err error) (bool, error) {
+	err = fmt.Errorf("%s: record %s-%d@%d: %w", stage, kr.Topic, kr.Partition, kr.Offset, err)
+	if t.cfg.Errors == nil {
+		return false, err
+	}
+	passed, dropped := false, false
+	retry := func(context.Context) (Stage, error) {
+		var st Stage
+		var e error
+		dropped, st, e = t.prepare(kr, sr)
+		passed = e == nil
+		return st, e
+	}
+	if herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: stage, Err: err, Consumed: kr, Retry: retry}); herr != nil {
+		if ctx.Err() != nil {
+			return false, errStopped
+		}
+		return false, herr
+	}
+	return !passed || dropped, nil
 }
 
 func (b *sinkBatch) encode() error {

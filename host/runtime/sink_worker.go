@@ -203,13 +203,14 @@ func (w *sinkWorker) SetRetryBackoff(_ context.Context, req *pluginv1.SetRetryBa
 }
 
 // ReportErrantRecord hands the record to the error handler (the DLQ and
-// errors.tolerance machinery). Without one the task has no reporter, as
+// errors.tolerance machinery). Without one, or with one that reports
+// nothing (Reporter), the task has no reporter, as
 // Kafka Connect's errantRecordReporter() is null without a DLQ or error
 // logging: UNIMPLEMENTED. When the handler refuses the record (tolerance
 // exceeded), the call fails and so does the task.
 func (w *sinkWorker) ReportErrantRecord(ctx context.Context, req *pluginv1.ReportErrantRecordRequest) (*pluginv1.ReportErrantRecordResponse, error) {
 	h := w.t.cfg.Errors
-	if h == nil {
+	if r, ok := h.(Reporter); h == nil || ok && !r.Reports() {
 		return nil, status.Errorf(codes.Unimplemented, "task %s has no errant record reporter (no dead letter queue or error logging configured)", w.t.cfg.ID)
 	}
 	rec := &kgo.Record{Topic: req.GetTopic(), Partition: req.GetPartition(), Offset: req.GetOffset()}

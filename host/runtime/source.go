@@ -40,6 +40,10 @@ type sourceTask struct {
 	// client is being closed after a failure or a timed-out drain), so
 	// the errors of abandoned records do not count as failures.
 	closing atomic.Bool
+	// handlers run the error handler for records Kafka refused, off the
+	// producer's goroutine; hctx ends them when the run ends.
+	handlers sync.WaitGroup
+	hctx     context.Context
 }
 
 // NewSourceTask validates cfg and returns the task; Run starts it.
@@ -99,9 +103,13 @@ func (t *sourceTask) run(ctx context.Context) error {
 		return fmt.Errorf("source task %s: create producer: %w", t.cfg.ID, err)
 	}
 	t.client = client
+	hctx, hcancel := context.WithCancel(ctx)
+	t.hctx = hctx
 	defer func() {
 		t.closing.Store(true)
 		client.Close()
+		hcancel()
+		t.handlers.Wait()
 	}()
 
 	p, err := t.cfg.Launch(ctx, &sourceWorker{t: t})
@@ -348,20 +356,15 @@ func withCoords(r *data.SourceRecord, c sourceCoords) *data.SourceRecord {
 // dropped by a transform (or skipped by error tolerance) are acknowledged
 // as not written.
 func (t *sourceTask) send(ctx context.Context, kr *kgo.Record, m *produced) error {
-	rec := &m.r.Record
-	if t.cfg.Transforms != nil {
-		out, err := t.cfg.Transforms.Apply(rec)
-		if err != nil {
-			return t.skipOrFail(ctx, m.h, withCoords(m.r, m.c), StageTransformation, err)
+	dropped, stage, err := t.prepare(&m.r.Record, kr)
+	if err != nil {
+		if dropped, err = t.recover(ctx, kr, m, stage, err); err != nil {
+			return err
 		}
-		if out == nil {
-			t.tracker.ack(m.h, nil)
-			return nil
-		}
-		rec = out
 	}
-	if stage, err := t.toKafka(rec, kr); err != nil {
-		return t.skipOrFail(ctx, m.h, withCoords(m.r, m.c), stage, err)
+	if dropped {
+		t.tracker.ack(m.h, nil)
+		return nil
 	}
 	kr.Context = m
 	size := int64(recordSize(kr))
@@ -376,49 +379,109 @@ func (t *sourceTask) send(ctx context.Context, kr *kgo.Record, m *produced) erro
 	return nil
 }
 
+// prepare transforms and converts a polled record into kr; dropped says a
+// transform dropped it.
+func (t *sourceTask) prepare(r *data.Record, kr *kgo.Record) (dropped bool, stage Stage, err error) {
+	if t.cfg.Transforms != nil {
+		out, err := t.cfg.Transforms.Apply(r)
+		if err != nil {
+			return false, StageTransformation, err
+		}
+		if out == nil {
+			return true, "", nil
+		}
+		r = out
+	}
+	stage, err = t.toKafka(r, kr)
+	return false, stage, err
+}
+
 // onProduced is the promise of every produced record.
 func (t *sourceTask) onProduced(kr *kgo.Record, err error) {
 	m := kr.Context.(*produced)
 	if err != nil {
-		t.produceFailed(m.Context, m.h, withCoords(m.r, m.c), err)
+		t.produceFailed(m, err)
 		return
 	}
 	t.tracker.ack(m.h, kr)
 }
 
-// skipOrFail hands a record that failed at stage to the error handler:
-// tolerated, it is acknowledged as not written; otherwise the task fails.
-func (t *sourceTask) skipOrFail(ctx context.Context, h uint64, r *data.SourceRecord, stage Stage, err error) error {
+// recover hands a record that failed at stage to the error handler, with a
+// retry of prepare. It reports whether the record is to be acknowledged as
+// not written (skipped, or dropped by a transform once a retry got
+// through); an error fails the task.
+func (t *sourceTask) recover(ctx context.Context, kr *kgo.Record, m *produced, stage Stage, err error) (bool, error) {
 	err = fmt.Errorf("%s: %w", stage, err)
 	if t.cfg.Errors == nil {
-		return err
+		return false, err
 	}
-	if herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: stage, Err: err, Source: r}); herr != nil {
-		return herr
+	passed, dropped := false, false
+	retry := func(context.Context) (Stage, error) {
+		var st Stage
+		var e error
+		dropped, st, e = t.prepare(&m.r.Record, kr)
+		passed = e == nil
+		return st, e
 	}
-	t.tracker.ack(h, nil)
-	return nil
+	if herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: stage, Err: err, Source: withCoords(m.r, m.c), Retry: retry}); herr != nil {
+		if ctx.Err() != nil {
+			return false, errStopped
+		}
+		return false, herr
+	}
+	return !passed || dropped, nil
 }
 
 // produceFailed runs on a producer goroutine when Kafka refused a record
-// after the client's own retries.
-func (t *sourceTask) produceFailed(ctx context.Context, h uint64, r *data.SourceRecord, err error) {
-	if t.closing.Load() || ctx.Err() != nil {
+// after the client's own retries. The error handler may wait (retry
+// backoff, a dead letter queue write), so it runs on a goroutine of its
+// own rather than on the producer's, which runs every record's promise;
+// the record stays in flight until it is settled.
+func (t *sourceTask) produceFailed(m *produced, err error) {
+	if t.closing.Load() || m.Context.Err() != nil {
 		// Abandoned: the run is over and the record was never acknowledged.
 		return
 	}
-	err = fmt.Errorf("%s: write to topic %s: %w", StageProduce, r.Topic, err)
-	if t.cfg.Errors != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.CallTimeout)
-		herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: StageProduce, Err: err, Source: r})
-		cancel()
-		if herr == nil {
-			t.tracker.ack(h, nil)
-			return
-		}
-		err = herr
+	err = fmt.Errorf("%s: write to topic %s: %w", StageProduce, m.r.Topic, err)
+	if t.cfg.Errors == nil {
+		t.fail(err)
+		return
 	}
-	t.fail(err)
+	t.handlers.Go(func() { t.handleProduceFailure(t.hctx, m, err) })
+}
+
+// handleProduceFailure settles a record Kafka refused: written by a retry
+// (prepared afresh and produced synchronously), skipped, or the task
+// fails.
+func (t *sourceTask) handleProduceFailure(ctx context.Context, m *produced, err error) {
+	var written *kgo.Record
+	passed := false
+	retry := func(ctx context.Context) (Stage, error) {
+		kr := &kgo.Record{}
+		dropped, stage, err := t.prepare(&m.r.Record, kr)
+		if err != nil {
+			return stage, err
+		}
+		if !dropped {
+			if err := t.client.ProduceSync(ctx, kr).FirstErr(); err != nil {
+				return StageProduce, fmt.Errorf("write to topic %s: %w", kr.Topic, err)
+			}
+			written = kr
+		}
+		passed = true
+		return "", nil
+	}
+	herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: StageProduce, Err: err, Source: withCoords(m.r, m.c), Retry: retry})
+	switch {
+	case herr != nil:
+		if ctx.Err() == nil && !t.closing.Load() {
+			t.fail(herr)
+		}
+	case passed:
+		t.tracker.ack(m.h, written)
+	default:
+		t.tracker.ack(m.h, nil)
+	}
 }
 
 // toKafka converts a record. Raw keys, values and header values bypass the

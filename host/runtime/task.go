@@ -146,6 +146,13 @@ type ErrantRecord struct {
 	// Trace is the plugin's stack trace when the plugin reported the error
 	// (ReportErrantRecord).
 	Trace string
+	// Retry, when set, runs the failed stages again on the same record
+	// (errors.retry.timeout) and returns the stage that failed and why, or
+	// nil when the record got through. The handler calls it only for
+	// retriable errors. After a successful call the handler returns nil
+	// and the task goes on with the record as Retry left it; the task
+	// tells that apart from a skipped record by the call's outcome.
+	Retry func(ctx context.Context) (Stage, error)
 }
 
 // ErrorHandler is the hook for Kafka Connect's error handling
@@ -160,4 +167,19 @@ type ErrantRecord struct {
 // reporter" for the connector.
 type ErrorHandler interface {
 	Handle(ctx context.Context, rec ErrantRecord) error
+}
+
+// Reporter is optionally implemented by an ErrorHandler: Reports says
+// whether it reports errant records (error log or dead letter queue). A
+// sink task whose handler reports nothing answers ReportErrantRecord with
+// UNIMPLEMENTED, as Kafka Connect's errantRecordReporter() is null then.
+type Reporter interface {
+	Reports() bool
+}
+
+// SinkTransformer is optionally implemented by a Transformer: sink tasks
+// call ApplySink, which also sees the record's Kafka offset (InsertField's
+// offset.field).
+type SinkTransformer interface {
+	ApplySink(r *data.SinkRecord) (*data.Record, error)
 }
