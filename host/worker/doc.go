@@ -16,7 +16,9 @@
 // producer.override.* / consumer.override.* settings (KIP-458), client ids
 // connector-producer-<task> and connector-consumer-<task>, and sink tasks
 // the consumer group connect-<name> (or consumer.override.group.id). Sink
-// connectors' offsets are read and changed on that group with kadm.
+// connectors' offsets are read and changed on that group with kadm. A source
+// task's producer reports each topic Kafka acknowledged a record of, once
+// per task run, to the herder's active topics (KIP-558).
 //
 // Not applied yet, accepted so existing files load: config.providers
 // (placeholders reach connectors as written), rest.extension.classes,
