@@ -529,3 +529,35 @@ func TestRecordsEncode(t *testing.T) {
 		}
 	}
 }
+
+// Payloads are windows into a text pool; no two records of a batch may share
+// text, or compression would look better than it is.
+func TestPayloadsDoNotShareText(t *testing.T) {
+	for _, format := range []string{formatRaw, formatStruct} {
+		g := newGenerator(mustSettings(t, map[string]string{topicKey: "t", formatKey: format, recordSizeKey: "1024", seedKey: "3", quickstartKey: "pageviews"}))
+		const chunk = 32
+		owner := map[string]int64{}
+		var payloads []string
+		for seq := range int64(3000) {
+			_, _, _, v := g.record(seq)
+			var p string
+			if raw, ok := v.(data.Raw); ok {
+				s := string(raw)
+				p = s[strings.LastIndex(s, `"payload":"`)+len(`"payload":"`) : len(s)-2]
+			} else {
+				p = v.(*data.Struct).Get(payloadField).(string)
+			}
+			payloads = append(payloads, p)
+			for i := 0; i+chunk <= len(p); i += chunk {
+				owner[p[i:i+chunk]] = seq
+			}
+		}
+		for seq, p := range payloads {
+			for i := 0; i+chunk <= len(p); i++ {
+				if o, ok := owner[p[i:i+chunk]]; ok && o != int64(seq) {
+					t.Fatalf("%s: records %d and %d share the text %q", format, seq, o, p[i:i+chunk])
+				}
+			}
+		}
+	}
+}

@@ -44,20 +44,21 @@ type generator struct {
 	// into it. Never written after it is made, so struct payloads are
 	// strings over it without a copy.
 	text []byte
-	// arena is where raw keys and values are carved from: one allocation
-	// for many records instead of one per record.
+	// arena is where raw keys and short raw values are carved from: one
+	// allocation for many records instead of one per record.
 	arena []byte
 }
 
 // Payload pool geometry: the pool holds poolRecords payloads' worth of text
-// (within [minPool, maxPool]), so the windows of one producer batch (1 MB)
-// rarely overlap and a compressor finds no more repetition than the text
-// itself has.
+// (within [minPool, maxPool]), far more than one producer batch (1 MB)
+// takes, so a compressor finds no more repetition than the text itself has.
 const (
 	poolRecords = 8192
 	minPool     = 1 << 20
 	maxPool     = 16 << 20
-	arenaChunk  = 1 << 20
+	// arenaChunk stays a small-object size: large ones are zeroed and
+	// faulted in afresh every time.
+	arenaChunk = 16 << 10
 )
 
 func newGenerator(s *settings) *generator {
@@ -106,9 +107,22 @@ func newTextPool(seed uint64, n int) []byte {
 }
 
 // payload returns n bytes of text at a random offset into the pool.
-func (g *generator) payload(n int) []byte {
-	o := g.rng.IntN(len(g.text) - n + 1)
-	return g.text[o : o+n : o+n]
+//
+// Consecutive records take consecutive windows (with a little jitter), so
+// the pool is read as a stream rather than at random, and the windows of a
+// producer batch never overlap: the text repeats only every pool's length,
+// farther apart than a compressor looks. The offset is a function of seq,
+// so a resumed task makes the same payloads.
+func (g *generator) payload(seq int64, n int) []byte {
+	// Record seq owns [seq*recordSize, (seq+1)*recordSize) of an endless
+	// repetition of the pool; n is at most recordSize.
+	stride := uint64(g.recordSize)
+	o := (uint64(seq)*stride + uint64(g.rng.IntN(g.recordSize-n+1))) % uint64(len(g.text))
+	if o+uint64(n) > uint64(len(g.text)) {
+		// The window would wrap: take it from the pool's start instead.
+		o = uint64(g.rng.IntN(g.recordSize - n + 1))
+	}
+	return g.text[o : o+uint64(n) : o+uint64(n)]
 }
 
 // alloc returns n bytes of the arena.
@@ -171,13 +185,13 @@ func (g *generator) record(seq int64) (keySchema *data.Schema, key any, valueSch
 	v.SetIndex(g.payloadIdx, "")
 	g.buf = appendJSON(g.buf[:0], v)
 	n := max(g.recordSize-len(g.buf), 0)
-	text := g.payload(n)
+	text := g.payload(seq, n)
 	if g.raw {
+		// Appending to a full slice allocates without zeroing what the
+		// append fills: cheaper than a zeroed buffer filled by copy.
 		head := g.buf[:len(g.buf)-2]
-		b := g.alloc(len(head) + n + 2)
-		copy(b, head)
-		copy(b[len(head):], text)
-		copy(b[len(head)+n:], `"}`)
+		b := append(head[:len(head):len(head)], text...)
+		b = append(b, '"', '}')
 		return keySchema, key, nil, data.Raw(b)
 	}
 	// The pool is never written, so the string can share its memory.
