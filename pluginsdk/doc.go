@@ -22,11 +22,31 @@
 // # Concurrency
 //
 // Calls of one kind never overlap, as in Kafka Connect: one Poll at a time,
-// one Put at a time. SourceTask.Stop is called after an outstanding Poll has
-// returned (its context is cancelled first), unless Poll ignores its context
-// past Stop's deadline. Commit and CommitRecord may run while Poll runs, as
+// one Put at a time. Poll may be called while no Poll RPC is outstanding
+// (see Polling ahead). SourceTask.Stop is called after an outstanding Poll
+// has returned (its context is cancelled first), unless Poll ignores its
+// context past Stop's deadline. Commit and CommitRecord may run while Poll runs, as
 // commit() and commitRecord() do in Kafka Connect; CommitRecord calls never
 // overlap each other and come in the order the worker acknowledged.
+//
+// # Polling ahead
+//
+// While the worker handles one batch, the SDK fills the next: as soon as it
+// has answered a Poll it polls the task again (under the bounds of that Poll
+// and with its timeout for a first record) and keeps the batch until the
+// next Poll arrives, so generating and encoding records overlaps the
+// worker's decoding and producing. It holds at most that one batch; a Poll
+// with smaller bounds takes what fits and the rest follows in order. A
+// failure while filling ahead is reported by the next Poll.
+//
+// Records filled ahead are numbered and sent only when a Poll takes them. If
+// the worker stops the task first (it stops polling before Stop), they are
+// dropped: they were never delivered, so the worker never acknowledges them
+// or stores their offsets, and the next run resumes from the last stored
+// offsets and reads them again — as in Kafka Connect when a task stops with
+// records polled but not yet sent. CommitRecord is never called for them.
+// Tasks that implement Committer are not polled ahead: Kafka Connect's
+// commit() may treat everything poll() returned as delivered.
 //
 // # Errors
 //

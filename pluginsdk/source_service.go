@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,12 +39,17 @@ type sourceInstance struct {
 	cancel    context.CancelFunc
 	stopOnce  sync.Once
 
-	// pollSem admits one Poll at a time; Stop takes it to wait for an
-	// outstanding Poll to return. The fields below belong to its holder.
+	// pollSem admits one task.Poll caller at a time: a Poll RPC, or the
+	// fill that polls ahead after it (the RPC hands its hold over). Stop
+	// takes it to wait for either to return. The fields below belong to
+	// its holder.
 	pollSem    chan struct{}
 	pending    []*data.SourceRecord // polled but not yet sent (batch was full)
 	pendingErr error                // a Poll error to report after pending
+	ahead      *pollBatch           // filled ahead of the next Poll RPC; nil: none
 	nextSeq    uint64
+	// prefetch: poll the task ahead of the worker (see the package doc).
+	prefetch bool
 
 	// ackMu orders acknowledgements: CommitRecord calls never overlap.
 	ackMu    sync.Mutex
@@ -89,6 +95,10 @@ func (ss *sourceService) Start(ctx context.Context, req *pluginv1.SourceTaskStar
 	}
 	inst.committer, _ = task.(Committer)
 	inst.acker, _ = task.(RecordCommitter)
+	// A task with Commit may take "everything Poll returned" as delivered
+	// when it commits (SourceTask.commit's own wording); records held
+	// ahead would then be acknowledged upstream without reaching Kafka.
+	inst.prefetch = inst.committer == nil
 	role := fmt.Sprintf("source task %s-%d (%s)", req.GetConnectorName(), req.GetTaskId(), ci.Name)
 	if err := ss.s.claim(role, func() { ss.s.source = inst }); err != nil {
 		cancel()
@@ -112,38 +122,80 @@ func (ss *sourceService) Poll(ctx context.Context, req *pluginv1.PollRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case inst.pollSem <- struct{}{}:
-		defer func() { <-inst.pollSem }()
-	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
-	}
 	if inst.life.Err() != nil {
 		return nil, status.Error(codes.FailedPrecondition, "source task stopped")
 	}
+	// Acknowledgements first: they need no hold on the task's Poll, so they
+	// reach CommitRecord even while a fill ahead is still running.
 	if err := inst.ack(ctx, ss.s, req.GetAcks()); err != nil {
 		return nil, toStatus(ctx, err)
+	}
+	select {
+	case inst.pollSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			<-inst.pollSem
+		}
+	}()
+	if inst.life.Err() != nil {
+		return nil, status.Error(codes.FailedPrecondition, "source task stopped")
 	}
 	resp, err := inst.poll(ctx, ss.s, req)
 	if err != nil {
 		return nil, toStatus(ctx, fmt.Errorf("poll: %w", err))
 	}
+	if inst.prefetch && inst.pendingErr == nil && inst.life.Err() == nil {
+		// Fill the next batch while the worker handles this one; the
+		// fill holds pollSem until it is done.
+		handedOver = true
+		maxRecords, maxBytes, timeout := pollBounds(req)
+		go func() {
+			defer func() { <-inst.pollSem }()
+			inst.fillAhead(ss.s, maxRecords, maxBytes, timeout)
+		}()
+	}
 	return resp, nil
 }
 
-// poll fills one response. Holds pollSem.
-func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
-	maxRecords, maxBytes := int(req.GetMaxRecords()), int(req.GetMaxBytes())
+// pollBounds reads a request's bounds, defaulting those left at zero.
+func pollBounds(req *pluginv1.PollRequest) (maxRecords, maxBytes int, timeout time.Duration) {
+	maxRecords, maxBytes = int(req.GetMaxRecords()), int(req.GetMaxBytes())
 	if maxRecords <= 0 {
 		maxRecords = defaultPollMaxRecords
 	}
 	if maxBytes <= 0 {
 		maxBytes = defaultPollMaxBytes
 	}
-	timeout := time.Duration(req.GetTimeoutMs()) * time.Millisecond
+	timeout = time.Duration(req.GetTimeoutMs()) * time.Millisecond
 	if timeout <= 0 {
 		timeout = defaultPollTimeout
 	}
+	return maxRecords, maxBytes, timeout
+}
+
+// fillAhead fills the batch the next Poll RPC will most likely answer with,
+// under the bounds of the last one, waiting at most timeout for a first
+// record. Stop cancels it through the instance's life. Holds pollSem.
+func (si *sourceInstance) fillAhead(s *server, maxRecords, maxBytes int, timeout time.Duration) {
+	b := newPollBatch(maxRecords, maxBytes)
+	if err := si.fill(si.life, s, b, time.Now().Add(timeout)); err != nil {
+		// Nothing was taken before the failure: the next Poll reports it,
+		// as it would a failure that follows records.
+		si.pendingErr = err
+	}
+	if b.len() > 0 {
+		si.ahead = b
+	}
+}
+
+// poll fills one response: the batch filled ahead, if any and within this
+// request's bounds, topped up from the task. Holds pollSem.
+func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
+	maxRecords, maxBytes, timeout := pollBounds(req)
 	deadline := time.Now().Add(timeout)
 	if d, ok := rpc.Deadline(); ok {
 		// Leave time to send the answer before the worker gives up on it.
@@ -155,14 +207,52 @@ func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.Pol
 	ctx, done := callContext(rpc, si.life)
 	defer done()
 
-	b := newPollBatch(maxRecords, maxBytes)
+	b := si.ahead
+	si.ahead = nil
+	if b != nil && (b.len() > maxRecords || b.len() > 1 && b.size > maxBytes) {
+		// This request allows less than the last one: start over with
+		// the records, in order, ahead of anything held back.
+		si.pending = append(slices.Clip(b.data), si.pending...)
+		b = nil
+	}
+	if b == nil {
+		b = newPollBatch(maxRecords, maxBytes)
+	} else {
+		b.maxRecords, b.maxBytes = maxRecords, maxBytes
+	}
+	if err := si.fill(ctx, s, b, deadline); err != nil {
+		return nil, err
+	}
+
+	resp := &pluginv1.PollResponse{Schemas: b.schemas, Records: b.recs}
+	if b.len() == 0 {
+		return resp, nil
+	}
+	resp.FirstSeq = si.nextSeq
+	si.nextSeq += uint64(b.len())
+	if si.acker != nil {
+		si.ackMu.Lock()
+		for i, r := range b.data {
+			si.inflight[resp.FirstSeq+uint64(i)] = r
+		}
+		si.ackMu.Unlock()
+	}
+	return resp, nil
+}
+
+// fill adds records to b: first those held back, then from task.Poll until b
+// is full, the deadline passes (a first record is waited for until then,
+// further ones briefly) or ctx ends. A task.Poll error with records already
+// in b is kept in pendingErr for the next Poll; with none it is returned,
+// as is an error held from before. Holds pollSem.
+func (si *sourceInstance) fill(ctx context.Context, s *server, b *pollBatch, deadline time.Time) error {
 	var err error
 	if si.pending, err = b.add(si.pending); err != nil {
-		return nil, err
+		return err
 	}
 	if si.pendingErr != nil && b.len() == 0 {
 		err, si.pendingErr = si.pendingErr, nil
-		return nil, err
+		return err
 	}
 	for first := true; si.pendingErr == nil && len(si.pending) == 0 && !b.full() && ctx.Err() == nil; first = false {
 		now := time.Now()
@@ -178,7 +268,7 @@ func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.Pol
 		recs, err := si.pollOnce(ctx, s, pollDeadline)
 		if err != nil {
 			if b.len() == 0 {
-				return nil, err
+				return err
 			}
 			// The records already taken from the task go out now; the
 			// error follows on the next Poll.
@@ -203,24 +293,10 @@ func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.Pol
 			continue
 		}
 		if si.pending, err = b.add(recs); err != nil {
-			return nil, err
+			return err
 		}
 	}
-
-	resp := &pluginv1.PollResponse{Schemas: b.schemas, Records: b.recs}
-	if b.len() == 0 {
-		return resp, nil
-	}
-	resp.FirstSeq = si.nextSeq
-	si.nextSeq += uint64(b.len())
-	if si.acker != nil {
-		si.ackMu.Lock()
-		for i, r := range b.data {
-			si.inflight[resp.FirstSeq+uint64(i)] = r
-		}
-		si.ackMu.Unlock()
-	}
-	return resp, nil
+	return nil
 }
 
 // pollOnce calls task.Poll once with the given deadline. A task that answers

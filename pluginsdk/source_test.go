@@ -90,6 +90,11 @@ func TestPollSplitsLargeTaskBatches(t *testing.T) {
 	ctx := callCtx(t)
 	var all []int64
 	for i, first := 0, uint64(1); i < 3; i++ {
+		// Held-back records are sent before the task is polled again, also
+		// by the fill ahead: the task's one batch serves three answers.
+		if polls.Load() > 1 {
+			t.Fatalf("task polled %d times before poll %d, want 1: held-back records are sent before polling again", polls.Load(), i)
+		}
 		resp, err := c.SourceTask.Poll(ctx, &pluginv1.PollRequest{MaxRecords: 10, TimeoutMs: 100})
 		if err != nil {
 			t.Fatal(err)
@@ -103,8 +108,9 @@ func TestPollSplitsLargeTaskBatches(t *testing.T) {
 	if !slices.Equal(all, seqRange(0, 30)) {
 		t.Fatalf("keys %v, want 0..29 in order", all)
 	}
-	if polls.Load() != 1 {
-		t.Fatalf("task polled %d times, want 1: held-back records are sent before polling again", polls.Load())
+	// Once they are all out, the SDK may poll the task once ahead.
+	if polls.Load() > 2 {
+		t.Fatalf("task polled %d times, want at most 2", polls.Load())
 	}
 }
 
