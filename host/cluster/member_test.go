@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/host/config"
 )
 
 // Short group timings keep these tests to seconds.
@@ -752,5 +754,21 @@ func TestNewRejectsEager(t *testing.T) {
 	_, err = New(Config{Client: &kgo.Client{}, GroupID: "g", Handler: &herder{}, SessionTimeout: time.Second, HeartbeatInterval: 2 * time.Second})
 	if err == nil {
 		t.Fatal("heartbeat above session timeout accepted")
+	}
+}
+
+func TestFromWorker(t *testing.T) {
+	w, err := config.ParseWorker(map[string]string{
+		"key.converter": "K", "value.converter": "V", "group.id": "g",
+		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s",
+		"connect.protocol": "COMPATIBLE", "session.timeout.ms": "7000", "scheduled.rebalance.max.delay.ms": "0",
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := FromWorker(w)
+	if c.GroupID != "g" || c.Protocol != Compatible || c.SessionTimeout != 7*time.Second ||
+		c.HeartbeatInterval != 3*time.Second || c.RebalanceTimeout != time.Minute || c.MaxDelay != 0 {
+		t.Fatalf("config %+v", c)
 	}
 }
