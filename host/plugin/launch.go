@@ -36,6 +36,11 @@ type Spec struct {
 	// Worker, if not nil, is served for this instance on a unix socket at
 	// Instance.WorkerTarget until the instance ends.
 	Worker pluginv1.WorkerServer
+	// Logger, if not nil, receives the plugin's log lines and this
+	// instance's lifecycle messages instead of the manager's "plugin" logger,
+	// so a connector's or task's log namespace (and its run-time level)
+	// applies to what its process prints.
+	Logger hclog.Logger
 }
 
 // Launch starts a plugin process and connects to it. It returns when the
@@ -71,7 +76,10 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 	}
 
 	seq := m.seq.Add(1)
-	log := m.log.Named("plugin")
+	log := spec.Logger
+	if log == nil {
+		log = m.log.Named("plugin")
+	}
 	if spec.Connector != "" {
 		log = log.With("connector", spec.Connector)
 	}

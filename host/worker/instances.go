@@ -143,7 +143,7 @@ func (in *instances) StartConnector(ctx context.Context, name string, class herd
 		return nil, err
 	}
 	ws := &connectorWorker{name: name, cb: cb, offsets: in.offsets}
-	p, err := in.mgr.Launch(ctx, plugin.Spec{Path: path, Connector: name, Task: -1, LogLevel: in.pluginLevel(logging.ConnectorName(name)), Worker: ws})
+	p, err := in.mgr.Launch(ctx, plugin.Spec{Path: path, Connector: name, Task: -1, LogLevel: in.pluginLevel(logging.ConnectorName(name)), Worker: ws, Logger: in.loggers.Logger(logging.ConnectorName(name))})
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 	id := runtime.TaskID{Connector: spec.ID.Connector, Task: spec.ID.Task}
 	logName := logging.TaskName(id.Connector, id.Task)
 	log := in.loggers.Logger(logName)
-	launchSpec := plugin.Spec{Path: path, Connector: id.Connector, Task: id.Task, LogLevel: in.pluginLevel(logName)}
+	launchSpec := plugin.Spec{Path: path, Connector: id.Connector, Task: id.Task, LogLevel: in.pluginLevel(logName), Logger: log}
 	timing := runtime.Timing{
 		OffsetFlushInterval: in.cfg.Millis(config.OffsetFlushIntervalMs),
 		OffsetFlushTimeout:  in.cfg.Millis(config.OffsetFlushTimeoutMs),
