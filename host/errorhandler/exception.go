@@ -1,0 +1,140 @@
+package errorhandler
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/host/convert"
+	"github.com/sluice-io/sluice/host/runtime"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	"github.com/sluice-io/sluice/transforms"
+)
+
+// Java classes that reports name, as Kafka Connect's do.
+const (
+	ConnectException   = "org.apache.kafka.connect.errors.ConnectException"
+	DataException      = "org.apache.kafka.connect.errors.DataException"
+	RetriableException = "org.apache.kafka.connect.errors.RetriableException"
+	KafkaException     = "org.apache.kafka.common.KafkaException"
+	TimeoutException   = "org.apache.kafka.common.errors.TimeoutException"
+	// kafkaRetriable is the base of the Kafka client's retriable errors.
+	kafkaRetriable = "org.apache.kafka.common.errors.RetriableException"
+
+	// Executing classes of the stages that run no configured class.
+	classTransformation = "org.apache.kafka.connect.transforms.Transformation"
+	classProducer       = "org.apache.kafka.clients.producer.KafkaProducer"
+	classConsumer       = "org.apache.kafka.clients.consumer.KafkaConsumer"
+)
+
+// Retriable says whether err is worth another attempt: a plugin's
+// RetriableException (ABORTED), a Kafka error the protocol marks
+// retriable, or a produce that ran out of time.
+func Retriable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return we.Kind == wire.KindRetriable
+	}
+	var ex *transforms.Exception
+	if errors.As(err, &ex) {
+		return ex.Class == RetriableException
+	}
+	if errors.Is(err, kgo.ErrRecordTimeout) || errors.Is(err, kgo.ErrRecordRetries) {
+		return true
+	}
+	return kerr.IsRetriable(err)
+}
+
+// exception is what a report says about an error: its Java class, its
+// message (the cause's own words, without the stage and record the runtime
+// put in front) and a stack trace.
+type exception struct {
+	class, message, trace string
+}
+
+func describe(err error, pluginTrace string) exception {
+	e := exception{class: ConnectException, message: err.Error()}
+	var (
+		se *transforms.StageError
+		tx *transforms.Exception
+		de *convert.DataError
+		we *wire.Error
+		ke *kerr.Error
+	)
+	switch {
+	case errors.As(err, &tx):
+		e.class, e.message = tx.Class, tx.Message
+	case errors.As(err, &se):
+		e.message = se.Err.Error()
+	case errors.As(err, &de):
+		e.class, e.message = DataException, de.Error()
+	case errors.As(err, &we):
+		e.message = we.Message
+		switch we.Kind {
+		case wire.KindRetriable:
+			e.class = RetriableException
+		case wire.KindInvalid:
+			e.class = DataException
+		}
+		if pluginTrace == "" {
+			pluginTrace = we.Trace
+		}
+	case errors.As(err, &ke):
+		e.class, e.message = KafkaException, ke.Message+": "+ke.Description
+		if ke.Retriable {
+			e.class = kafkaRetriable
+		}
+	case errors.Is(err, kgo.ErrRecordTimeout):
+		e.class, e.message = TimeoutException, kgo.ErrRecordTimeout.Error()
+	default:
+		e.message = innermost(err).Error()
+	}
+	e.trace = pluginTrace
+	if e.trace == "" {
+		// No stack to show: Java's first line of one, with the whole
+		// chain as the message.
+		e.trace = e.class + ": " + err.Error()
+	}
+	return e
+}
+
+// innermost follows single-error wrapping to the cause.
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// executingClass is the class Kafka Connect names for a stage
+// (__connect.errors.class.name): the transformation that failed, the
+// converter of the stage, the task, or the Kafka client.
+func (o *Operator) executingClass(stage runtime.Stage, err error) string {
+	switch stage {
+	case runtime.StageTransformation:
+		var se *transforms.StageError
+		if errors.As(err, &se) && se.Class != "" {
+			return se.Class
+		}
+		return classTransformation
+	case runtime.StageKeyConverter:
+		return o.opts.KeyConverterClass
+	case runtime.StageValueConverter:
+		return o.opts.ValueConverterClass
+	case runtime.StageHeaderConverter:
+		return o.opts.HeaderConverterClass
+	case runtime.StageProduce:
+		return classProducer
+	case runtime.StageConsume:
+		return classConsumer
+	}
+	return o.opts.TaskClass
+}
