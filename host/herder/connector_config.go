@@ -37,6 +37,12 @@ const (
 	KeyTransactionBoundaryInterval = "transaction.boundary.interval.ms"
 	KeyOffsetsStorageTopic         = "offsets.storage.topic"
 
+	// Sluice's automatic restart of failed tasks (Kafka Connect has none).
+	KeyTaskRestartEnable         = "sluice.task.restart.enable"
+	KeyTaskRestartMaxAttempts    = "sluice.task.restart.max.attempts"
+	KeyTaskRestartBackoffInitial = "sluice.task.restart.backoff.initial.ms"
+	KeyTaskRestartBackoffMax     = "sluice.task.restart.backoff.max.ms"
+
 	// KeyTaskClass is added by the worker to every task config.
 	KeyTaskClass = "task.class"
 )
@@ -122,7 +128,7 @@ func commonDef() *config.Def {
 	d.Define(config.Key{Name: KeyErrorsRetryDelayMax, Type: config.Long, Default: int64(60000),
 		Importance: config.Medium, Group: GroupErrors, OrderInGroup: enext(), Width: config.WidthMedium, DisplayName: "Maximum Delay Between Retries for Errors",
 		Doc: "Upper bound in milliseconds on the wait between two retries of a failed operation."})
-	d.Define(config.Key{Name: KeyErrorsTolerance, Type: config.String, Default: "none", Validator: config.ValidString("none", "all"),
+	d.Define(config.Key{Name: KeyErrorsTolerance, Type: config.String, Default: "none", Validator: config.CaseInsensitiveValidString("none", "all"),
 		Importance: config.Medium, Group: GroupErrors, OrderInGroup: enext(), Width: config.WidthShort, DisplayName: "Error Tolerance",
 		Doc: "none: the first error fails the task. all: records that fail are skipped and the task goes on."})
 	d.Define(config.Key{Name: KeyErrorsLogEnable, Type: config.Boolean, Default: false,
@@ -131,7 +137,50 @@ func commonDef() *config.Def {
 	d.Define(config.Key{Name: KeyErrorsLogIncludeMessages, Type: config.Boolean, Default: false,
 		Importance: config.Medium, Group: GroupErrors, OrderInGroup: enext(), Width: config.WidthShort, DisplayName: "Log Error Details",
 		Doc: "Include the failed record (coordinates and content) in those log lines."})
+	eo = 8 // after the dead letter queue settings of sinks and sources
+	restartDefs(d, enext)
 	return d
+}
+
+// restartDefs declares Sluice's automatic task restart settings, in the
+// Error Handling group after Kafka's.
+func restartDefs(d *config.Def, next func() int) {
+	d.Define(config.Key{Name: KeyTaskRestartEnable, Type: config.Boolean, Default: false,
+		Importance: config.Low, Group: GroupErrors, OrderInGroup: next(), Width: config.WidthShort, DisplayName: "Restart Failed Tasks",
+		Doc: "Sluice extension. Restart a task that failed, automatically, with exponential backoff. Off by default, as Kafka Connect has no such thing."})
+	d.Define(config.Key{Name: KeyTaskRestartMaxAttempts, Type: config.Int, Default: DefaultTaskRestartMaxAttempts, Validator: config.AtLeast(-1),
+		Importance: config.Low, Group: GroupErrors, OrderInGroup: next(), Width: config.WidthShort, DisplayName: "Task Restart Attempts",
+		Doc: "Sluice extension. Automatic restarts of a task in a row before it is left FAILED; -1: no limit. A task that ran for at least " + KeyTaskRestartBackoffMax + " before failing starts counting afresh."})
+	d.Define(config.Key{Name: KeyTaskRestartBackoffInitial, Type: config.Long, Default: DefaultTaskRestartBackoffInitial.Milliseconds(), Validator: config.AtLeast(int64(0)),
+		Importance: config.Low, Group: GroupErrors, OrderInGroup: next(), Width: config.WidthShort, DisplayName: "Task Restart Initial Backoff",
+		Doc: "Sluice extension. Wait in milliseconds before the first automatic restart of a failed task; it doubles for each restart in a row."})
+	d.Define(config.Key{Name: KeyTaskRestartBackoffMax, Type: config.Long, Default: DefaultTaskRestartBackoffMax.Milliseconds(), Validator: config.AtLeast(int64(0)),
+		Importance: config.Low, Group: GroupErrors, OrderInGroup: next(), Width: config.WidthShort, DisplayName: "Task Restart Maximum Backoff",
+		Doc: "Sluice extension. Upper bound in milliseconds on the wait before an automatic restart."})
+}
+
+// dlqDefs declares the dead letter queue settings: Kafka's for sinks, and
+// Sluice's extension for sources.
+func dlqDefs(d *config.Def, sink bool) {
+	what := "Topic that receives the records the connector failed to process (dead letter queue); empty for none."
+	if !sink {
+		what = "Sluice extension. Topic that receives the records that failed transforms, conversion or the write to Kafka (dead letter queue); empty for none."
+	}
+	d.Define(config.Key{Name: KeyDLQTopicName, Type: config.String, Default: "",
+		Importance: config.Medium, Group: GroupErrors, OrderInGroup: 6, Width: config.WidthMedium, DisplayName: "Dead Letter Queue Topic Name",
+		Doc: what})
+	d.Define(config.Key{Name: KeyDLQTopicReplicationFactor, Type: config.Short, Default: 3,
+		Validator: config.Lambda(func(name string, v any) error {
+			if n, ok := v.(int16); ok && (n == 0 || n < -1) {
+				return config.Invalid(name, v, "Replication factor must be positive or -1 to use the broker's default")
+			}
+			return nil
+		}, "[1,...] or -1"),
+		Importance: config.Medium, Group: GroupErrors, OrderInGroup: 7, Width: config.WidthMedium, DisplayName: "Dead Letter Queue Topic Replication Factor",
+		Doc: "Replication factor of the dead letter queue topic when the worker creates it; -1 for the broker's default."})
+	d.Define(config.Key{Name: KeyDLQContextHeadersEnable, Type: config.Boolean, Default: false,
+		Importance: config.Medium, Group: GroupErrors, OrderInGroup: 8, Width: config.WidthMedium, DisplayName: "Enable Error Context Headers",
+		Doc: "Add __connect.errors.* headers describing the failure to dead letter queue records."})
 }
 
 // sinkDef is the framework definition of sink connectors.
@@ -143,15 +192,7 @@ func sinkDef() *config.Def {
 	d.Define(config.Key{Name: KeyTopicsRegex, Type: config.String, Default: "", Validator: config.ValidRegex(),
 		Importance: config.High, Group: GroupCommon, OrderInGroup: 4, Width: config.WidthLong, DisplayName: "Topics regex",
 		Doc: "Regular expression matching the topics to consume. Set this or topics, not both."})
-	d.Define(config.Key{Name: KeyDLQTopicName, Type: config.String, Default: "",
-		Importance: config.Medium, Group: GroupErrors, OrderInGroup: 6, Width: config.WidthMedium, DisplayName: "Dead Letter Queue Topic Name",
-		Doc: "Topic that receives the records the connector failed to process (dead letter queue); empty for none."})
-	d.Define(config.Key{Name: KeyDLQTopicReplicationFactor, Type: config.Short, Default: 3,
-		Importance: config.Medium, Group: GroupErrors, OrderInGroup: 7, Width: config.WidthMedium, DisplayName: "Dead Letter Queue Topic Replication Factor",
-		Doc: "Replication factor of the dead letter queue topic when the worker creates it."})
-	d.Define(config.Key{Name: KeyDLQContextHeadersEnable, Type: config.Boolean, Default: false,
-		Importance: config.Medium, Group: GroupErrors, OrderInGroup: 8, Width: config.WidthMedium, DisplayName: "Enable Error Context Headers",
-		Doc: "Add __connect.errors.* headers describing the failure to dead letter queue records."})
+	dlqDefs(d, true)
 	return d
 }
 
@@ -179,6 +220,7 @@ func sourceDef() *config.Def {
 	d.Define(config.Key{Name: KeyOffsetsStorageTopic, Type: config.String, Validator: config.NonEmptyString(),
 		Importance: config.Low, Group: GroupOffsetsTopic, OrderInGroup: 1, Width: config.WidthLong, DisplayName: "Offsets topic",
 		Doc: "A separate offsets topic for this connector (distributed mode); unset: the worker's. Ignored by a standalone worker."})
+	dlqDefs(d, false)
 	return d
 }
 

@@ -32,6 +32,15 @@
 // includeTasks / onlyFailed build a plan (the instances to restart shown
 // RESTARTING) and carry it out.
 //
+// Beyond Kafka Connect, a connector may ask for its failed tasks to be
+// restarted automatically (sluice.task.restart.enable, off by default):
+// after sluice.task.restart.backoff.initial.ms, doubled for each restart in
+// a row up to sluice.task.restart.backoff.max.ms, at most
+// sluice.task.restart.max.attempts times in a row (-1: no limit); a task
+// that ran for the maximum backoff before failing counts afresh. A restart
+// by hand, a reconfiguration, a stop or a delete during the wait wins: the
+// automatic restart then finds the task replaced and does nothing.
+//
 // Concurrency. The connector map has its own short lock. Each connector has
 // an operation slot, held for the whole of a lifecycle change, plugin calls
 // included, and a mutex for its fields that is never held across a call.
@@ -43,7 +52,9 @@
 // Validation merges, as Kafka's AbstractHerder does, the framework's common
 // connector settings (FrameworkDef: Common, Transforms, Predicates, Error
 // Handling, and for sources Topic Creation, Exactly Once Support,
-// offsets.topic), the per-alias transform and predicate settings, the sink
+// offsets.topic, and Sluice's automatic restart and source dead letter
+// queue settings), the per-alias transform and predicate settings (checked
+// as a whole by the catalog when it is a TransformValidator), the sink
 // topic rules, the converter checks and the client override policy with the
 // connector plugin's own Validate answer, into one ConfigInfos.
 package herder

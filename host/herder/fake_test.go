@@ -49,6 +49,10 @@ type fakeInstances struct {
 	hangStart  chan struct{}                // connector start of "hang-*" blocks until closed
 	altered    []herder.ConnectorOffset
 	startErr   error
+	// failRuns makes the next runs of a task (by id) fail as soon as
+	// they start; taskRuns records when each task's runners were built.
+	failRuns map[string]int
+	taskRuns map[string][]time.Time
 }
 
 func newFakeInstances() *fakeInstances {
@@ -58,6 +62,8 @@ func newFakeInstances() *fakeInstances {
 		numTasks:  func(_ string, max int) int { return max },
 		extra:     map[string]map[string]string{},
 		hangStart: make(chan struct{}),
+		failRuns:  map[string]int{},
+		taskRuns:  map[string][]time.Time{},
 	}
 }
 
@@ -118,6 +124,11 @@ func (f *fakeInstances) NewTask(_ context.Context, spec herder.TaskSpec, l herde
 	defer f.mu.Unlock()
 	f.taskStarts[spec.ID.String()]++
 	f.tasks[spec.ID.String()] = t
+	f.taskRuns[spec.ID.String()] = append(f.taskRuns[spec.ID.String()], time.Now())
+	if f.failRuns[spec.ID.String()] > 0 {
+		f.failRuns[spec.ID.String()]--
+		t.fail <- fmt.Errorf("start %d of %s failed on purpose", f.taskStarts[spec.ID.String()], spec.ID)
+	}
 	return t, nil
 }
 
@@ -304,13 +315,19 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith is newFixture with options changed by mod.
+func newFixtureWith(t *testing.T, mod func(*herder.StandaloneOptions)) *fixture {
+	t.Helper()
 	in := newFakeInstances()
 	store, err := storage.OpenFileOffsetStore(filepath.Join(t.TempDir(), "offsets"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	groups := &fakeGroups{offsets: map[string]map[string]map[int32]int64{}}
-	h, err := herder.NewStandalone(herder.StandaloneOptions{
+	opts := herder.StandaloneOptions{
 		WorkerID:  "127.0.0.1:8083",
 		Instances: in,
 		Offsets:   store,
@@ -322,7 +339,11 @@ func newFixture(t *testing.T) *fixture {
 			return nil
 		},
 		TaskShutdownTimeout: time.Second,
-	})
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	h, err := herder.NewStandalone(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func (h *Standalone) reconfigureTasks(ctx context.Context, c *conn, force bool) 
 	c.mu.Unlock()
 	tasks := make([]*task, len(cfgs))
 	for i, tc := range cfgs {
-		tasks[i] = h.startTask(ctx, c, i, tc, paused, StateUnassigned)
+		tasks[i] = h.startTask(ctx, c, i, tc, paused, StateUnassigned, 0)
 	}
 	c.mu.Lock()
 	c.tasks = tasks
@@ -243,15 +243,21 @@ type task struct {
 	stopping atomic.Bool   // the herder stopped it: its events no longer count
 	state    string        // guarded by the connector's mu
 	trace    string
+	// attempt counts the automatic restarts in a row that led to this
+	// task (0: started by the herder or by hand); started is when.
+	attempt int
+	started time.Time
 }
 
 // startTask builds and runs a task runner; state is its status until the
-// runner reports.
-func (h *Standalone) startTask(ctx context.Context, c *conn, n int, cfg map[string]string, paused bool, state string) *task {
+// runner reports. attempt counts the automatic restarts that led to it. A
+// task that fails is restarted automatically when the connector asks for
+// it (scheduleRestart).
+func (h *Standalone) startTask(ctx context.Context, c *conn, n int, cfg map[string]string, paused bool, state string, attempt int) *task {
 	c.mu.Lock()
 	spec := TaskSpec{ID: TaskID{Connector: c.name, Task: n}, Class: c.class, ConnectorConfig: maps.Clone(c.config), TaskConfig: maps.Clone(cfg)}
 	c.mu.Unlock()
-	t := &task{id: spec.ID, done: make(chan struct{}), state: state}
+	t := &task{id: spec.ID, done: make(chan struct{}), state: state, attempt: attempt, started: time.Now()}
 	var topics []string
 	if spec.Class.Type == TypeSink && !h.opts.TopicTrackingDisabled {
 		topics = splitList(cfg[KeyTopics])
@@ -261,6 +267,7 @@ func (h *Standalone) startTask(ctx context.Context, c *conn, n int, cfg map[stri
 		h.log.Error("task failed to start", "task", t.id.String(), "error", err)
 		t.state, t.trace = StateFailed, traceOf(err)
 		close(t.done)
+		h.scheduleRestart(c, t)
 		return t
 	}
 	if paused {
@@ -278,15 +285,15 @@ func (h *Standalone) startTask(ctx context.Context, c *conn, n int, cfg map[stri
 			return
 		}
 		c.mu.Lock()
-		defer c.mu.Unlock()
-		if t.state == StateFailed {
-			return
+		if t.state != StateFailed {
+			if err == nil {
+				err = errors.New("the task stopped on its own")
+			}
+			t.state, t.trace = StateFailed, traceOf(err)
+			h.log.Error("task failed", "task", t.id.String(), "error", err)
 		}
-		if err == nil {
-			err = errors.New("the task stopped on its own")
-		}
-		t.state, t.trace = StateFailed, traceOf(err)
-		h.log.Error("task failed", "task", t.id.String(), "error", err)
+		c.mu.Unlock()
+		h.scheduleRestart(c, t)
 	}()
 	return t
 }

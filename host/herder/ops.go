@@ -189,6 +189,12 @@ func (h *Standalone) RestartTask(ctx context.Context, id TaskID) error {
 // together, then started afresh. Their entries stay visible (RESTARTING)
 // meanwhile.
 func (h *Standalone) restartTasks(ctx context.Context, c *conn, nums []int) {
+	h.restartTasksAttempt(ctx, c, nums, 0)
+}
+
+// restartTasksAttempt is restartTasks for automatic restart number attempt
+// (0: not automatic).
+func (h *Standalone) restartTasksAttempt(ctx context.Context, c *conn, nums []int, attempt int) {
 	if len(nums) == 0 {
 		return
 	}
@@ -210,7 +216,7 @@ func (h *Standalone) restartTasks(ctx context.Context, c *conn, nums []int) {
 		cfg := maps.Clone(c.taskCfgs[n])
 		paused := c.target == TargetPaused
 		c.mu.Unlock()
-		t := h.startTask(ctx, c, n, cfg, paused, StateRestarting)
+		t := h.startTask(ctx, c, n, cfg, paused, StateRestarting, attempt)
 		c.mu.Lock()
 		for len(c.tasks) <= n {
 			c.tasks = append(c.tasks, nil)

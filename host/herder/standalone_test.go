@@ -147,12 +147,15 @@ func TestValidateSourceKeySetAndGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Kafka's connect_rest_test.py expects exactly the framework keys plus
-	// the connector's own for FileStreamSource; the same set rule here.
+	// the connector's own for FileStreamSource; the same set rule here,
+	// plus Sluice's extensions (automatic task restart, a source DLQ).
 	want := []string{"name", "connector.class", "tasks.max", "key.converter", "value.converter", "header.converter",
 		"transforms", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms", "errors.tolerance",
 		"errors.log.enable", "errors.log.include.messages", "predicates", "topic.creation.groups", "exactly.once.support",
 		"transaction.boundary", "transaction.boundary.interval.ms", "offsets.storage.topic", "tasks.max.enforce",
-		"topic", "secret"}
+		"topic", "secret",
+		"errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor", "errors.deadletterqueue.context.headers.enable",
+		"sluice.task.restart.enable", "sluice.task.restart.max.attempts", "sluice.task.restart.backoff.initial.ms", "sluice.task.restart.backoff.max.ms"}
 	slices.Sort(want)
 	if got := validatedNames(infos); !slices.Equal(got, want) {
 		t.Fatalf("keys\n got %v\nwant %v", got, want)

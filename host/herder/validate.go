@@ -56,6 +56,7 @@ func (h *Standalone) validate(ctx context.Context, cfg map[string]string) (*Conf
 	for i := range fwValues {
 		byName[fwValues[i].Name] = &fwValues[i]
 	}
+	transformExtra := h.transformValues(cfg, byName)
 	if class.Type == TypeSink {
 		validateSinkTopics(cfg, byName)
 	}
@@ -76,6 +77,7 @@ func (h *Standalone) validate(ctx context.Context, cfg map[string]string) (*Conf
 	keys := fw.Proto().GetKeys()
 	groups := fw.Groups()
 	values := config.ConfigValuesProto(fwValues)
+	values = append(values, config.ConfigValuesProto(transformExtra)...)
 	values = append(values, h.overrideValues(cfg)...)
 	// The connector's own settings follow the framework's; a connector that
 	// declares a framework setting again replaces its definition in place,
@@ -97,6 +99,43 @@ func (h *Standalone) validate(ctx context.Context, cfg map[string]string) (*Conf
 	}
 	values = append(values, pluginValues...)
 	return generateResult(class.Name, keys, values, groups), class, nil
+}
+
+// TransformValidator is optionally implemented by a TransformCatalog
+// (transforms.ValidateConfig): it validates the transforms and predicates
+// settings of a connector config as a whole, which finds what checks of
+// single keys cannot (an invalid regex, an undefined predicate, a class
+// that refuses its settings), with Kafka's messages.
+type TransformValidator interface {
+	ValidateConfig(cfg map[string]string) []config.ConfigValue
+}
+
+// transformValues puts the catalog's own validation of the transform and
+// predicate settings in place of the per-key checks of those settings:
+// its errors replace theirs, key by key; it returns the values with errors
+// on keys the framework does not define.
+func (h *Standalone) transformValues(cfg map[string]string, byName map[string]*config.ConfigValue) []config.ConfigValue {
+	tv, ok := h.opts.Transforms.(TransformValidator)
+	if !ok {
+		return nil
+	}
+	var extra []config.ConfigValue
+	for _, v := range tv.ValidateConfig(cfg) {
+		if !isTransformKey(v.Name) {
+			continue
+		}
+		if cur := byName[v.Name]; cur != nil {
+			cur.Errors = slices.Clone(v.Errors)
+		} else if len(v.Errors) > 0 {
+			extra = append(extra, v)
+		}
+	}
+	return extra
+}
+
+func isTransformKey(name string) bool {
+	return name == KeyTransforms || name == KeyPredicates ||
+		strings.HasPrefix(name, KeyTransforms+".") || strings.HasPrefix(name, KeyPredicates+".")
 }
 
 // lookupError answers a connector.class no plugin serves with Kafka's
