@@ -51,9 +51,9 @@ func (b *pollBatch) add(recs []*data.SourceRecord) ([]*data.SourceRecord, error)
 		if b.full() {
 			return recs[i:], nil
 		}
-		// Size of the record within the response: the record plus its tag and
-		// length prefix, and any schema it brings into the table.
-		size := proto.Size(r) + 4
+		// Size of the record within the response, and any schema it brings
+		// into the table.
+		size := recordSize(r)
 		var added []*pluginv1.Schema
 		var refBuf [4]*pluginv1.Data
 		refs := appendDataRefs(refBuf[:0], r)
@@ -112,4 +112,38 @@ func appendDataRefs(out []*pluginv1.Data, r *pluginv1.SourceRecord) []*pluginv1.
 		}
 	}
 	return out
+}
+
+// fieldOverhead bounds a field's tag and length prefix (or a varint's
+// value): one byte of tag and up to ten of varint.
+const fieldOverhead = 11
+
+// recordSize bounds the encoded size of r within a PollResponse, tag and
+// length prefix included. Raw keys and values, the common bulk case, are
+// counted from their lengths, without protobuf's sizing walk (which the
+// gRPC codec repeats anyway); Connect values are sized exactly.
+func recordSize(r *pluginv1.SourceRecord) int {
+	n := 2*fieldOverhead + // the record's own tag and length, transaction
+		3*fieldOverhead + len(r.GetSourcePartition()) + len(r.GetSourceOffset()) + len(r.GetTopic()) +
+		2*fieldOverhead + // kafka_partition, timestamp_ms
+		dataSize(r.GetKey()) + dataSize(r.GetValue())
+	for _, h := range r.GetHeaders() {
+		n += 2*fieldOverhead + len(h.GetKey()) + dataSize(h.GetValue())
+	}
+	return n
+}
+
+// dataSize bounds the encoded size of d as a field, tag and length included.
+func dataSize(d *pluginv1.Data) int {
+	if d == nil {
+		return 0
+	}
+	n := 2 * fieldOverhead // the field, and the schema reference
+	switch k := d.GetKind().(type) {
+	case *pluginv1.Data_Raw:
+		n += fieldOverhead + len(k.Raw)
+	case *pluginv1.Data_Value:
+		n += fieldOverhead + proto.Size(k.Value)
+	}
+	return n
 }
