@@ -75,7 +75,9 @@ func Serve(classes ...Class) {
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			// Sink batches flow worker→plugin; gRPC's default 4 MiB receive
 			// limit would reject large ones.
-			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(wire.MaxMessageBytes), grpc.MaxSendMsgSize(wire.MaxMessageBytes))...)
+			// wire.Codec keeps the large buffers of Poll answers and Puts.
+			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(wire.MaxMessageBytes), grpc.MaxSendMsgSize(wire.MaxMessageBytes),
+				grpc.ForceServerCodecV2(wire.Codec()))...)
 		},
 		Logger: log,
 	})

@@ -92,14 +92,15 @@ func (p *GRPCPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 	return nil
 }
 
-// GRPCClient returns *Clients for the connection.
+// GRPCClient returns *Clients for the connection; their calls use Codec.
 func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (interface{}, error) {
+	cc := codecConn{c}
 	return &Clients{
 		Conn:       c,
-		Plugin:     pluginv1.NewPluginClient(c),
-		Connector:  pluginv1.NewConnectorClient(c),
-		SourceTask: pluginv1.NewSourceTaskClient(c),
-		SinkTask:   pluginv1.NewSinkTaskClient(c),
+		Plugin:     pluginv1.NewPluginClient(cc),
+		Connector:  pluginv1.NewConnectorClient(cc),
+		SourceTask: pluginv1.NewSourceTaskClient(cc),
+		SinkTask:   pluginv1.NewSinkTaskClient(cc),
 	}, nil
 }
 
