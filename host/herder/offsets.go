@@ -34,6 +34,12 @@ func (h *Standalone) ConnectorOffsets(ctx context.Context, name string) (*Connec
 	c.mu.Lock()
 	class, cfg := c.class, maps.Clone(c.config)
 	c.mu.Unlock()
+	return h.offsetsOf(ctx, name, class, cfg)
+}
+
+// offsetsOf reads the offsets of connector name of class with config cfg;
+// the distributed herder shares it.
+func (h *Standalone) offsetsOf(ctx context.Context, name string, class Class, cfg map[string]string) (*ConnectorOffsets, error) {
 	if class.Type == TypeSink {
 		return h.sinkOffsets(ctx, name, cfg)
 	}
@@ -98,14 +104,19 @@ func (h *Standalone) AlterConnectorOffsets(ctx context.Context, name string, off
 		if err != nil {
 			return err
 		}
-		if class.Type == TypeSink {
-			msg, err = h.alterSinkOffsets(ctx, name, class, cfg, offsets)
-		} else {
-			msg, err = h.alterSourceOffsets(ctx, name, class, cfg, offsets)
-		}
+		msg, err = h.alterOffsets(ctx, name, class, cfg, offsets)
 		return err
 	})
 	return msg, err
+}
+
+// alterOffsets changes the offsets of a stopped connector; the distributed
+// herder shares it.
+func (h *Standalone) alterOffsets(ctx context.Context, name string, class Class, cfg map[string]string, offsets *ConnectorOffsets) (string, error) {
+	if class.Type == TypeSink {
+		return h.alterSinkOffsets(ctx, name, class, cfg, offsets)
+	}
+	return h.alterSourceOffsets(ctx, name, class, cfg, offsets)
 }
 
 // ResetConnectorOffsets implements Herder (KIP-875).
@@ -120,50 +131,51 @@ func (h *Standalone) ResetConnectorOffsets(ctx context.Context, name string) (st
 		if err != nil {
 			return err
 		}
-		var current *ConnectorOffsets
-		if class.Type == TypeSink {
-			current, err = h.sinkOffsets(ctx, name, cfg)
-		} else {
-			current, err = h.ConnectorOffsets(ctx, name)
-		}
-		if err != nil {
-			return err
-		}
-		reset := &ConnectorOffsets{Offsets: make([]ConnectorOffset, len(current.Offsets))}
-		for i, o := range current.Offsets {
-			reset.Offsets[i] = ConnectorOffset{Partition: o.Partition}
-		}
-		handled, err := h.askConnector(ctx, name, class, cfg, reset)
-		if err != nil {
-			return err
-		}
-		if class.Type == TypeSink {
-			group := SinkGroup(name, cfg)
-			if err := h.checkNoMembers(ctx, name, group); err != nil {
-				return err
-			}
-			if err := h.opts.Groups.Delete(ctx, group); err != nil {
-				return fmt.Errorf("reset offsets of connector %s: delete consumer group %s: %w", name, group, err)
-			}
-		} else {
-			var entries []storage.OffsetEntry
-			for _, o := range reset.Offsets {
-				p, err := canonicalObject(o.Partition)
-				if err != nil {
-					return err
-				}
-				entries = append(entries, storage.OffsetEntry{Partition: p})
-			}
-			if len(entries) > 0 {
-				if err := h.opts.Offsets.Set(ctx, name, entries); err != nil {
-					return fmt.Errorf("reset offsets of connector %s: %w", name, err)
-				}
-			}
-		}
-		msg = offsetsMessage(handled, "reset")
-		return nil
+		msg, err = h.resetOffsets(ctx, name, class, cfg)
+		return err
 	})
 	return msg, err
+}
+
+// resetOffsets deletes every offset of a stopped connector; the distributed
+// herder shares it.
+func (h *Standalone) resetOffsets(ctx context.Context, name string, class Class, cfg map[string]string) (string, error) {
+	current, err := h.offsetsOf(ctx, name, class, cfg)
+	if err != nil {
+		return "", err
+	}
+	reset := &ConnectorOffsets{Offsets: make([]ConnectorOffset, len(current.Offsets))}
+	for i, o := range current.Offsets {
+		reset.Offsets[i] = ConnectorOffset{Partition: o.Partition}
+	}
+	handled, err := h.askConnector(ctx, name, class, cfg, reset)
+	if err != nil {
+		return "", err
+	}
+	if class.Type == TypeSink {
+		group := SinkGroup(name, cfg)
+		if err := h.checkNoMembers(ctx, name, group); err != nil {
+			return "", err
+		}
+		if err := h.opts.Groups.Delete(ctx, group); err != nil {
+			return "", fmt.Errorf("reset offsets of connector %s: delete consumer group %s: %w", name, group, err)
+		}
+	} else {
+		var entries []storage.OffsetEntry
+		for _, o := range reset.Offsets {
+			p, err := canonicalObject(o.Partition)
+			if err != nil {
+				return "", err
+			}
+			entries = append(entries, storage.OffsetEntry{Partition: p})
+		}
+		if len(entries) > 0 {
+			if err := h.opts.Offsets.Set(ctx, name, entries); err != nil {
+				return "", fmt.Errorf("reset offsets of connector %s: %w", name, err)
+			}
+		}
+	}
+	return offsetsMessage(handled, "reset"), nil
 }
 
 // stoppedForOffsets checks KIP-875's precondition; c's slot held.

@@ -1,0 +1,767 @@
+package herder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-io/sluice/host/cluster"
+	"github.com/sluice-io/sluice/host/storage"
+)
+
+// What this worker runs. The group assigns connector instances and tasks
+// separately, so a connector instance may run here while its tasks run
+// elsewhere. One mutex (work.mu) serializes every change of what runs here:
+// the reconcile loop, the group callbacks and restarts. Reconcile compares
+// three things and makes the instances match: what the group assigned
+// (owned), what the config topic says (snapshot) and what runs.
+//
+//	connector instance  runs when owned, configured and not STOPPED; a
+//	                    config change restarts it; once started (and when
+//	                    it asks) it generates task configs, which the leader
+//	                    writes (a follower sends them to the leader).
+//	task                runs when owned and committed; a new commit of its
+//	                    connector's task configs restarts it; paused and
+//	                    resumed with its connector's target state.
+//
+// Statuses are written to the status topic with the group generation.
+
+type work struct {
+	mu         sync.Mutex
+	owned      cluster.Work
+	generation int32
+	conns      map[string]*dconn
+	tasks      map[storage.TaskID]*dtask
+	// live lets OnLost cancel task runners without waiting for mu.
+	live sync.Map // storage.TaskID → *dtask
+}
+
+func (w *work) init() {
+	w.conns = map[string]*dconn{}
+	w.tasks = map[storage.TaskID]*dtask{}
+}
+
+// dconn is a connector instance this worker runs (or failed to run).
+type dconn struct {
+	name   string
+	cfg    map[string]string
+	class  Class
+	target storage.TargetState
+	inst   ConnectorInstance
+	stop   chan struct{}
+	gen    uint64
+	state  string
+	// needTasks asks the next reconcile to generate task configs.
+	needTasks atomic.Bool
+}
+
+// dtask is a task this worker runs (or that failed here).
+type dtask struct {
+	id       storage.TaskID
+	cfg      map[string]string
+	gen      int // the connector's task config generation it started with
+	runner   TaskRunner
+	cancel   context.CancelFunc
+	done     chan struct{}
+	stopping atomic.Bool
+	failed   atomic.Bool
+	paused   bool
+}
+
+var connGen atomic.Uint64
+
+// ConfigSnapshot implements cluster.Handler.
+func (d *Distributed) ConfigSnapshot() cluster.ConfigSnapshot {
+	snap := d.config.Snapshot()
+	tasks := map[string]int{}
+	for _, c := range snap.Connectors() {
+		tasks[c] = len(snap.Tasks(c))
+	}
+	return cluster.ConfigSnapshot{Offset: snap.Offset(), Tasks: tasks}
+}
+
+// OnRevoked implements cluster.Handler: the revoked work is stopped (tasks
+// drain together) before the call returns.
+func (d *Distributed) OnRevoked(_ context.Context, a cluster.Assignment) {
+	w := &d.work
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.owned = a.Owned
+	var stop []*dtask
+	for _, t := range a.Revoked.Tasks {
+		id := storage.TaskID{Connector: t.Connector, Task: int(t.Task)}
+		if dt := w.tasks[id]; dt != nil {
+			stop = append(stop, dt)
+			delete(w.tasks, id)
+		}
+	}
+	d.stopTasks(stop, true)
+	for _, c := range a.Revoked.Connectors {
+		if dc := w.conns[c]; dc != nil {
+			d.stopConn(dc)
+			delete(w.conns, c)
+			d.putConnStatus(c, storage.StateUnassigned, "", true)
+		}
+	}
+	d.log.Info("work revoked", "revoked", a.Revoked.String())
+}
+
+// OnAssigned implements cluster.Handler.
+func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
+	if a.Error != 0 {
+		d.log.Info("config offsets differ in the group; reading the config topic to the end", "leader_offset", a.ConfigOffset)
+		if err := d.config.Refresh(ctx); err != nil {
+			d.log.Warn("read the config topic", "error", err)
+		}
+		return
+	}
+	if d.config.Snapshot().Offset() < a.ConfigOffset {
+		sctx, cancel := context.WithTimeout(ctx, d.opts.SyncTimeout)
+		err := d.config.Refresh(sctx)
+		cancel()
+		if err != nil || d.config.Snapshot().Offset() < a.ConfigOffset {
+			d.log.Warn("behind the leader's config offset; rejoining", "error", err, "leader_offset", a.ConfigOffset)
+			d.member.Rejoin("config topic behind the leader")
+			return
+		}
+	}
+	w := &d.work
+	w.mu.Lock()
+	w.owned, w.generation = a.Owned, a.Generation
+	w.mu.Unlock()
+	d.mu.Lock()
+	d.assigned = true
+	d.needsRebalance = false
+	d.mu.Unlock()
+	d.log.Info("assignment", "generation", a.Generation, "leader", a.IsLeader, "leader_url", a.LeaderURL,
+		"owned", a.Owned.String(), "added", a.Added.String(), "delay", a.Delay)
+	if a.IsLeader {
+		d.cleanDeletedStatuses(a.Generation)
+	}
+	d.reconcileNow()
+}
+
+// OnLost implements cluster.Handler: everything stops at once (task runners
+// are cancelled, which kills their plugins) and no status is written: the
+// worker is no longer a member and others may own the work already.
+func (d *Distributed) OnLost(_ context.Context, lost cluster.Work, cause error) {
+	d.log.Warn("group membership lost; stopping all work", "cause", cause)
+	d.work.live.Range(func(_, v any) bool {
+		dt := v.(*dtask)
+		dt.stopping.Store(true)
+		if dt.cancel != nil {
+			dt.cancel()
+		}
+		return true
+	})
+	d.stopAllWork(false)
+}
+
+// stopAllWork stops every instance of this worker; report writes
+// UNASSIGNED statuses (a clean shutdown).
+func (d *Distributed) stopAllWork(report bool) {
+	w := &d.work
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.owned = cluster.Work{}
+	tasks := slices.Collect(maps.Values(w.tasks))
+	clear(w.tasks)
+	d.stopTasks(tasks, report)
+	for name, dc := range w.conns {
+		d.stopConn(dc)
+		if report {
+			d.putConnStatus(name, storage.StateUnassigned, "", true)
+		}
+	}
+	clear(w.conns)
+}
+
+// cleanDeletedStatuses writes tombstones for the statuses of connectors
+// that no longer exist (the leader does it after a rebalance, as Kafka
+// Connect's).
+func (d *Distributed) cleanDeletedStatuses(gen int32) {
+	snap := d.config.Snapshot()
+	for _, c := range d.status.Connectors() {
+		if snap.Contains(c) {
+			continue
+		}
+		d.statusQ.push(statusWrite{connector: c, st: storage.Status{State: storage.StateDestroyed, WorkerID: d.workerIDString(), Generation: gen}})
+		for _, t := range d.status.Tasks(c) {
+			id := t.ID
+			d.statusQ.push(statusWrite{task: &id, st: storage.Status{State: storage.StateDestroyed, WorkerID: d.workerIDString(), Generation: gen}})
+		}
+	}
+}
+
+// configListener hears the config topic for the herder.
+type configListener struct{ d *Distributed }
+
+func (l configListener) ConnectorConfigUpdated(c string) {
+	d := l.d
+	d.mu.Lock()
+	isNew := !d.known[c]
+	d.known[c] = true
+	if isNew {
+		d.needsRebalance = true
+	}
+	d.mu.Unlock()
+	if isNew {
+		d.member.Rejoin("connector " + c + " created")
+	}
+	d.reconcileNow()
+}
+
+func (l configListener) ConnectorConfigRemoved(c string) {
+	d := l.d
+	d.mu.Lock()
+	delete(d.known, c)
+	d.needsRebalance = true
+	delete(d.activeTopics, c)
+	d.mu.Unlock()
+	d.member.Rejoin("connector " + c + " deleted")
+	d.reconcileNow()
+}
+
+func (l configListener) TaskConfigsCommitted(c string, _ []storage.TaskID) {
+	d := l.d
+	d.mu.Lock()
+	d.needsRebalance = true
+	d.mu.Unlock()
+	d.member.Rejoin("task configs of " + c + " committed")
+	d.reconcileNow()
+}
+
+func (l configListener) TargetStateChanged(string) { l.d.reconcileNow() }
+
+func (l configListener) RestartRequested(req storage.RestartRequest) {
+	d := l.d
+	d.mu.Lock()
+	d.restarts = append(d.restarts, req)
+	d.mu.Unlock()
+	d.reconcileNow()
+}
+
+func (configListener) SessionKeyUpdated(storage.SessionKey)       {}
+func (configListener) LoggerLevelChanged(namespace, level string) {}
+
+// reconcileNow asks the reconcile loop for a pass.
+func (d *Distributed) reconcileNow() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+// retryTasksAfter is the wait before a connector's task configs are
+// generated again after they could not be written.
+const retryTasksAfter = time.Second
+
+func (d *Distributed) reconcileLoop() {
+	tick := time.NewTicker(10 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-d.kick:
+		case <-tick.C:
+		}
+		if d.reconcile() {
+			d.wg.Add(1)
+			go func() {
+				defer d.wg.Done()
+				select {
+				case <-d.ctx.Done():
+				case <-time.After(retryTasksAfter):
+					d.reconcileNow()
+				}
+			}()
+		}
+	}
+}
+
+// reconcile makes what runs here match the assignment and the config
+// topic; it reports whether something must be retried.
+func (d *Distributed) reconcile() (retry bool) {
+	d.mu.Lock()
+	if d.closed || !d.assigned {
+		d.mu.Unlock()
+		return false
+	}
+	restarts := d.restarts
+	d.restarts = nil
+	d.mu.Unlock()
+
+	w := &d.work
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ctx := d.ctx
+	snap := d.config.Snapshot()
+	owned := w.owned
+
+	for _, r := range restarts {
+		d.applyRestart(r)
+	}
+
+	// Stop what is no longer ours or no longer configured.
+	var stop []*dtask
+	for id, dt := range w.tasks {
+		ownedTask := owned.HasTask(cluster.TaskID{Connector: id.Connector, Task: int32(id.Task)})
+		gen, _ := snap.TaskConfigGeneration(id.Connector)
+		if !ownedTask || snap.TaskConfig(id) == nil || gen != dt.gen {
+			stop = append(stop, dt)
+			delete(w.tasks, id)
+		}
+	}
+	d.stopTasks(stop, false)
+	for name, dc := range w.conns {
+		cfg := snap.ConnectorConfig(name)
+		target := targetOf(snap, name)
+		if !owned.HasConnector(name) || cfg == nil || !maps.Equal(cfg, dc.cfg) || target == storage.TargetStopped {
+			d.stopConn(dc)
+			delete(w.conns, name)
+			if cfg != nil && owned.HasConnector(name) && target == storage.TargetStopped {
+				d.putConnStatus(name, storage.StateStopped, "", false)
+			}
+		}
+	}
+
+	// Start what is ours.
+	for _, name := range owned.Connectors {
+		cfg := snap.ConnectorConfig(name)
+		if cfg == nil {
+			continue
+		}
+		target := targetOf(snap, name)
+		dc := w.conns[name]
+		if target == storage.TargetStopped {
+			if st, ok := d.status.Connector(name); !ok || st.State != storage.StateStopped || st.WorkerID != d.workerIDString() {
+				d.putConnStatus(name, storage.StateStopped, "", false)
+			}
+			continue
+		}
+		if dc == nil {
+			dc = d.startConn(ctx, name, cfg, target)
+			w.conns[name] = dc
+			if dc.inst != nil {
+				dc.needTasks.Store(true)
+			}
+		} else if dc.target != target && dc.inst != nil {
+			dc.target = target
+			d.putConnStatus(name, runningState(TargetState(target)), "", false)
+			if target == storage.TargetStarted {
+				dc.needTasks.Store(true)
+			}
+		}
+		if dc.inst != nil && target == storage.TargetStarted && dc.needTasks.Swap(false) {
+			if err := d.publishTaskConfigs(ctx, dc, snap); err != nil {
+				d.log.Warn("task configs not written; will retry", "connector", name, "error", err)
+				dc.needTasks.Store(true)
+				retry = true
+			}
+		}
+	}
+	for _, t := range owned.Tasks {
+		id := storage.TaskID{Connector: t.Connector, Task: int(t.Task)}
+		tcfg := snap.TaskConfig(id)
+		ccfg := snap.ConnectorConfig(id.Connector)
+		if tcfg == nil || ccfg == nil {
+			continue
+		}
+		target := targetOf(snap, id.Connector)
+		if target == storage.TargetStopped {
+			continue
+		}
+		gen, _ := snap.TaskConfigGeneration(id.Connector)
+		dt := w.tasks[id]
+		if dt == nil {
+			dt = d.startTask(ctx, id, ccfg, tcfg, gen, target == storage.TargetPaused)
+			w.tasks[id] = dt
+			continue
+		}
+		if dt.runner == nil || dt.failed.Load() {
+			continue
+		}
+		if paused := target == storage.TargetPaused; paused != dt.paused {
+			dt.paused = paused
+			if paused {
+				dt.runner.Pause()
+			} else {
+				dt.runner.Resume()
+			}
+		}
+	}
+	return retry
+}
+
+func targetOf(snap *storage.ConfigSnapshot, name string) storage.TargetState {
+	if t, ok := snap.TargetState(name); ok {
+		return t
+	}
+	return storage.TargetStarted
+}
+
+// applyRestart carries out a restart request for what this worker owns:
+// the instances to restart are stopped and forgotten (their status shows
+// RESTARTING); the rest of the pass starts them afresh. work.mu held.
+func (d *Distributed) applyRestart(r storage.RestartRequest) {
+	w := &d.work
+	if dc := w.conns[r.Connector]; dc != nil {
+		st, _ := d.status.Connector(r.Connector)
+		if !r.OnlyFailed || st.State == storage.StateFailed || dc.state == storage.StateFailed {
+			d.putConnStatus(r.Connector, storage.StateRestarting, "", false)
+			d.stopConn(dc)
+			delete(w.conns, r.Connector)
+			d.log.Info("restarting connector", "connector", r.Connector)
+		}
+	}
+	if !r.IncludeTasks {
+		return
+	}
+	var stop []*dtask
+	for id, dt := range w.tasks {
+		if id.Connector != r.Connector {
+			continue
+		}
+		if r.OnlyFailed && !dt.failed.Load() {
+			continue
+		}
+		d.putTaskStatus(id, storage.StateRestarting, "", false)
+		stop = append(stop, dt)
+		delete(w.tasks, id)
+	}
+	d.stopTasks(stop, false)
+}
+
+// restartOwnedTask restarts a task this worker runs; false when it does
+// not run it.
+func (d *Distributed) restartOwnedTask(id TaskID) bool {
+	w := &d.work
+	sid := storage.TaskID{Connector: id.Connector, Task: id.Task}
+	w.mu.Lock()
+	if !w.owned.HasTask(cluster.TaskID{Connector: id.Connector, Task: int32(id.Task)}) {
+		w.mu.Unlock()
+		return false
+	}
+	if dt := w.tasks[sid]; dt != nil {
+		d.putTaskStatus(sid, storage.StateRestarting, "", false)
+		delete(w.tasks, sid)
+		d.stopTasks([]*dtask{dt}, false)
+	}
+	w.mu.Unlock()
+	d.reconcileNow()
+	return true
+}
+
+// startConn starts a connector instance; a failure is a FAILED status.
+func (d *Distributed) startConn(ctx context.Context, name string, cfg map[string]string, target storage.TargetState) *dconn {
+	dc := &dconn{name: name, cfg: cfg, target: target, gen: connGen.Add(1)}
+	cls, err := d.in.Lookup(ctx, cfg[KeyConnectorClass])
+	if err != nil {
+		dc.state = storage.StateFailed
+		d.putConnStatus(name, storage.StateFailed, traceOf(err), true)
+		return dc
+	}
+	dc.class = cls
+	end := d.base.stages.begin("starting the connector " + name)
+	inst, err := d.in.StartConnector(ctx, name, cls, cfg, &dconnCallbacks{d: d, name: name, gen: dc.gen})
+	end()
+	if err != nil {
+		d.log.Error("connector failed to start", "connector", name, "error", err)
+		dc.state = storage.StateFailed
+		d.putConnStatus(name, storage.StateFailed, traceOf(err), true)
+		return dc
+	}
+	dc.inst, dc.stop = inst, make(chan struct{})
+	dc.state = runningState(TargetState(target))
+	d.putConnStatus(name, dc.state, "", false)
+	d.watchConn(dc)
+	d.log.Info("connector started", "connector", name, "class", cls.Name, "target", target)
+	return dc
+}
+
+// watchConn turns the unplanned end of a connector's process into FAILED.
+func (d *Distributed) watchConn(dc *dconn) {
+	inst, stop, gen := dc.inst, dc.stop, dc.gen
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		select {
+		case <-stop:
+			return
+		case <-d.ctx.Done():
+			return
+		case <-inst.Done():
+		}
+		msg, trace := inst.Err()
+		if msg == "" {
+			msg = "the connector's plugin process ended"
+		}
+		d.failConn(dc.name, gen, joinTrace(msg, trace))
+	}()
+}
+
+// failConn marks the connector instance of generation gen FAILED.
+func (d *Distributed) failConn(name string, gen uint64, trace string) {
+	w := &d.work
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	dc := w.conns[name]
+	if dc == nil || dc.gen != gen || dc.state == storage.StateFailed {
+		return
+	}
+	dc.state = storage.StateFailed
+	d.putConnStatus(name, storage.StateFailed, trace, true)
+	d.log.Error("connector failed", "connector", name, "error", trace)
+	d.stopConn(dc)
+}
+
+// stopConn stops a connector instance, if it runs.
+func (d *Distributed) stopConn(dc *dconn) {
+	inst, stop := dc.inst, dc.stop
+	dc.inst, dc.stop = nil, nil
+	if inst == nil {
+		return
+	}
+	close(stop)
+	end := d.base.stages.begin("stopping the connector " + dc.name)
+	defer end()
+	ctx, cancel := context.WithTimeout(context.Background(), d.opts.ConnectorStopTimeout)
+	defer cancel()
+	if err := inst.Stop(ctx); err != nil {
+		d.log.Warn("connector did not stop cleanly", "connector", dc.name, "error", err)
+	}
+}
+
+// publishTaskConfigs asks the connector for its task configs and, when
+// they differ from the committed ones or the connector config changed since
+// the last commit, has the leader write them.
+func (d *Distributed) publishTaskConfigs(ctx context.Context, dc *dconn, snap *storage.ConfigSnapshot) error {
+	maxTasks, enforce := tasksMax(dc.cfg)
+	end := d.base.stages.begin("generating task configurations for the connector " + dc.name)
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	raw, err := dc.inst.TaskConfigs(tctx, maxTasks)
+	cancel()
+	end()
+	if err != nil {
+		dc.state = storage.StateFailed
+		d.putConnStatus(dc.name, storage.StateFailed, joinTrace("generate task configurations: "+err.Error(), wireTrace(err)), true)
+		return nil
+	}
+	if len(raw) > maxTasks && enforce {
+		dc.state = storage.StateFailed
+		d.putConnStatus(dc.name, storage.StateFailed, fmt.Sprintf("The connector %s has generated %d tasks, which is greater than %d, the maximum number of tasks it is configured to create (tasks.max). Fix the connector, or set tasks.max.enforce=false to allow it.", dc.name, len(raw), maxTasks), true)
+		return nil
+	}
+	cfgs := make([]map[string]string, len(raw))
+	for i, tc := range raw {
+		cfgs[i] = taskConfig(tc, dc.class, dc.cfg)
+	}
+	if equalTaskConfigs(snap.TaskConfigs(dc.name), cfgs) && maps.Equal(snap.AppliedConnectorConfig(dc.name), dc.cfg) {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := d.PutTaskConfigs(wctx, dc.name, cfgs); err != nil {
+		return fmt.Errorf("write task configs of %s: %w", dc.name, err)
+	}
+	d.log.Info("task configs written", "connector", dc.name, "tasks", len(cfgs))
+	return nil
+}
+
+// startTask builds and runs a task runner.
+func (d *Distributed) startTask(ctx context.Context, id storage.TaskID, ccfg, tcfg map[string]string, gen int, paused bool) *dtask {
+	dt := &dtask{id: id, cfg: tcfg, gen: gen, done: make(chan struct{}), paused: paused}
+	cls, err := d.in.Lookup(ctx, ccfg[KeyConnectorClass])
+	if err != nil {
+		dt.failed.Store(true)
+		close(dt.done)
+		d.putTaskStatus(id, storage.StateFailed, traceOf(err), true)
+		return dt
+	}
+	spec := TaskSpec{ID: TaskID{Connector: id.Connector, Task: id.Task}, Class: cls, ConnectorConfig: maps.Clone(ccfg), TaskConfig: maps.Clone(tcfg)}
+	var topics []string
+	if cls.Type == TypeSink && !d.opts.TopicTrackingDisabled {
+		topics = splitList(tcfg[KeyTopics])
+	}
+	runner, err := d.in.NewTask(ctx, spec, &dtaskListener{d: d, t: dt, topics: topics})
+	if err != nil {
+		d.log.Error("task failed to start", "task", id.String(), "error", err)
+		dt.failed.Store(true)
+		close(dt.done)
+		d.putTaskStatus(id, storage.StateFailed, traceOf(err), true)
+		return dt
+	}
+	if paused {
+		runner.Pause()
+	}
+	runCtx, cancel := context.WithCancel(d.ctx)
+	dt.runner, dt.cancel = runner, cancel
+	d.work.live.Store(id, dt)
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer close(dt.done)
+		defer cancel()
+		defer d.work.live.CompareAndDelete(id, dt)
+		err := runner.Run(runCtx)
+		if dt.stopping.Load() || dt.failed.Load() {
+			return
+		}
+		if err == nil {
+			err = errors.New("the task stopped on its own")
+		}
+		dt.failed.Store(true)
+		d.putTaskStatus(id, storage.StateFailed, traceOf(err), true)
+		d.log.Error("task failed", "task", id.String(), "error", err)
+	}()
+	return dt
+}
+
+// stopTasks stops tasks together, as the standalone herder does: Stop, a
+// shared drain of the task shutdown timeout, then cancellation. report
+// writes UNASSIGNED for them (a clean hand-over).
+func (d *Distributed) stopTasks(tasks []*dtask, report bool) {
+	var live []*dtask
+	for _, t := range tasks {
+		if t == nil {
+			continue
+		}
+		t.stopping.Store(true)
+		if t.runner != nil {
+			t.runner.Stop()
+			live = append(live, t)
+		}
+	}
+	defer func() {
+		if report {
+			for _, t := range tasks {
+				if t != nil && !t.failed.Load() {
+					d.putTaskStatus(t.id, storage.StateUnassigned, "", true)
+				}
+			}
+		}
+	}()
+	if len(live) == 0 {
+		return
+	}
+	end := d.base.stages.begin("stopping tasks")
+	defer end()
+	drain := time.NewTimer(d.opts.TaskShutdownTimeout + taskDrainMargin)
+	defer drain.Stop()
+	var late []*dtask
+	for _, t := range live {
+		select {
+		case <-t.done:
+			continue
+		case <-drain.C:
+			drain.Reset(0)
+		}
+		late = append(late, t)
+	}
+	for _, t := range late {
+		d.log.Warn("task did not stop within the shutdown timeout; cancelling it", "task", t.id.String())
+		t.cancel()
+	}
+	kill := time.NewTimer(taskKillWait)
+	defer kill.Stop()
+	for _, t := range late {
+		select {
+		case <-t.done:
+		case <-kill.C:
+			d.log.Error("task runner did not end after it was cancelled", "task", t.id.String())
+			return
+		}
+	}
+}
+
+func (d *Distributed) generation() int32 {
+	// work.mu may be held by the caller; the generation is read without it
+	// from the member, which is what the group knows now.
+	return d.member.Status().Generation
+}
+
+func (d *Distributed) putConnStatus(name, state, trace string, safe bool) {
+	d.statusQ.push(statusWrite{connector: name, st: storage.Status{State: state, Trace: trace, WorkerID: d.workerIDString(), Generation: d.generation()}, safe: safe})
+}
+
+func (d *Distributed) putTaskStatus(id storage.TaskID, state, trace string, safe bool) {
+	d.statusQ.push(statusWrite{task: &id, st: storage.Status{State: state, Trace: trace, WorkerID: d.workerIDString(), Generation: d.generation()}, safe: safe})
+}
+
+// dtaskListener turns a runner's reports into task statuses.
+type dtaskListener struct {
+	d      *Distributed
+	t      *dtask
+	topics []string
+}
+
+func (l *dtaskListener) OnRunning() {
+	l.set(storage.StateRunning, "")
+	for _, tp := range l.topics {
+		l.d.recordActiveTopic(l.t.id.Connector, tp, l.t.id.Task)
+	}
+}
+func (l *dtaskListener) OnPaused()  { l.set(storage.StatePaused, "") }
+func (l *dtaskListener) OnStopped() {}
+func (l *dtaskListener) OnFailed(err error, trace string) {
+	msg := "task failed"
+	if err != nil {
+		msg = err.Error()
+		if trace == "" {
+			trace = wireTrace(err)
+		}
+	}
+	if l.t.stopping.Load() || !l.t.failed.CompareAndSwap(false, true) {
+		return
+	}
+	l.d.putTaskStatus(l.t.id, storage.StateFailed, joinTrace(msg, trace), true)
+}
+
+func (l *dtaskListener) set(state, trace string) {
+	if l.t.stopping.Load() || l.t.failed.Load() {
+		return
+	}
+	l.d.putTaskStatus(l.t.id, state, trace, false)
+}
+
+// dconnCallbacks receives a connector instance's requests.
+type dconnCallbacks struct {
+	d    *Distributed
+	name string
+	gen  uint64
+}
+
+// RequestTaskReconfiguration implements ConnectorCallbacks: the next pass
+// generates the task configs again.
+func (cb *dconnCallbacks) RequestTaskReconfiguration() {
+	d := cb.d
+	// Not under work.mu: the herder may be inside a call to this very
+	// connector. The flag is read by the next reconcile pass.
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		w := &d.work
+		w.mu.Lock()
+		if dc := w.conns[cb.name]; dc != nil && dc.gen == cb.gen {
+			dc.needTasks.Store(true)
+		}
+		w.mu.Unlock()
+		d.reconcileNow()
+	}()
+}
+
+// RaiseError implements ConnectorCallbacks: the connector fails.
+func (cb *dconnCallbacks) RaiseError(message, trace string) {
+	d := cb.d
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.failConn(cb.name, cb.gen, joinTrace(message, trace))
+	}()
+}
