@@ -17,8 +17,60 @@ type batchEncoder struct {
 	datas   []pluginv1.Data
 	raws    []pluginv1.Data_Raw
 	values  []pluginv1.Data_Value
+	// Slabs for the top-level bytes and string values that the byte array
+	// and string converters produce on the sink side.
+	vals    []pluginv1.Value
+	bytesV  []pluginv1.Value_BytesValue
+	stringV []pluginv1.Value_StringValue
 	// chunk is the slab size: about one of each per record.
 	chunk int
+}
+
+// plainValue encodes a top-level BYTES or STRING value from the slabs; ok is
+// false for anything else (logical types included), which EncodeValue
+// handles.
+func (e *batchEncoder) plainValue(s *data.Schema, v any) (*pluginv1.Value, bool) {
+	if s.Name != "" {
+		return nil, false
+	}
+	var p *pluginv1.Value
+	take := func() *pluginv1.Value {
+		if len(e.vals) == 0 {
+			e.vals = make([]pluginv1.Value, e.chunk)
+		}
+		p := &e.vals[0]
+		e.vals = e.vals[1:]
+		return p
+	}
+	switch x := v.(type) {
+	case []byte:
+		if s.Type != data.Bytes {
+			return nil, false
+		}
+		if len(e.bytesV) == 0 {
+			e.bytesV = make([]pluginv1.Value_BytesValue, e.chunk)
+		}
+		k := &e.bytesV[0]
+		e.bytesV = e.bytesV[1:]
+		k.BytesValue = x
+		p = take()
+		p.Kind = k
+	case string:
+		if s.Type != data.String {
+			return nil, false
+		}
+		if len(e.stringV) == 0 {
+			e.stringV = make([]pluginv1.Value_StringValue, e.chunk)
+		}
+		k := &e.stringV[0]
+		e.stringV = e.stringV[1:]
+		k.StringValue = x
+		p = take()
+		p.Kind = k
+	default:
+		return nil, false
+	}
+	return p, true
 }
 
 func newBatchEncoder(records int) *batchEncoder {
@@ -73,9 +125,14 @@ func (e *batchEncoder) encodeData(s *data.Schema, v any) (*pluginv1.Data, error)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	pv, err := EncodeValue(s, v)
-	if err != nil {
-		return nil, err
+	pv, ok := (*pluginv1.Value)(nil), false
+	if s != nil {
+		pv, ok = e.plainValue(s, v)
+	}
+	if !ok {
+		if pv, err = EncodeValue(s, v); err != nil {
+			return nil, err
+		}
 	}
 	d := e.newData()
 	d.Kind, d.Schema = e.newValue(pv), ref

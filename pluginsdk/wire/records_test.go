@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
@@ -261,5 +263,44 @@ func TestSchemaEncoderDedup(t *testing.T) {
 	}
 	if _, err := enc.Ref(&data.Schema{Type: data.Array}); err == nil {
 		t.Fatal("Ref of an invalid schema succeeded")
+	}
+}
+
+// Top-level bytes and strings take the batch encoder's slab path; they must
+// encode exactly as EncodeValue does, and type mismatches still fail.
+func TestSinkPlainValuesMatchEncodeValue(t *testing.T) {
+	in := []*data.SinkRecord{
+		{Record: data.Record{Topic: "t", KeySchema: data.BytesSchema, Key: []byte("k"), ValueSchema: data.OptionalBytesSchema, Value: []byte{}}},
+		{Record: data.Record{Topic: "t", KeySchema: data.StringSchema, Key: "", ValueSchema: data.OptionalStringSchema, Value: "v"}},
+		{Record: data.Record{Topic: "t", ValueSchema: data.OptionalBytesSchema, Value: nil}},
+	}
+	_, recs, err := EncodeSinkRecords(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range in {
+		for _, c := range []struct {
+			s    *data.Schema
+			v    any
+			got  *pluginv1.Data
+			what string
+		}{{r.KeySchema, r.Key, recs[i].Key, "key"}, {r.ValueSchema, r.Value, recs[i].Value, "value"}} {
+			if c.s == nil {
+				continue
+			}
+			want, err := EncodeValue(c.s, c.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(c.got.GetValue(), want) {
+				t.Fatalf("record %d %s: %v, want %v", i, c.what, c.got.GetValue(), want)
+			}
+		}
+	}
+	if _, _, err := EncodeSinkRecords([]*data.SinkRecord{{Record: data.Record{Topic: "t", ValueSchema: data.StringSchema, Value: []byte("x")}}}); err == nil {
+		t.Fatal("[]byte under a STRING schema encoded")
+	}
+	if _, _, err := EncodeSinkRecords([]*data.SinkRecord{{Record: data.Record{Topic: "t", ValueSchema: data.BytesSchema, Value: "x"}}}); err == nil {
+		t.Fatal("string under a BYTES schema encoded")
 	}
 }
