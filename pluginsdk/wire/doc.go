@@ -38,4 +38,14 @@
 //
 // Errors name the path to what is wrong: "source record 3 (topic orders):
 // value: field lines: element 0: field amount: ...".
+//
+// # Cost
+//
+// The batch converters allocate per batch, not per record, where they can:
+// records, their Data messages, plain bytes and string values, and the JSON
+// of source partitions and offsets (a partition map shared by the records of
+// a batch is written once) are carved from slabs. Codec is protobuf with
+// the buffers of large messages (a batch of a thousand 1 KiB records is just
+// over gRPC's 1 MiB pooling limit) kept for reuse; the SDK's server and the
+// clients GRPCPlugin returns use it.
 package wire
