@@ -56,7 +56,8 @@ type Distributed struct {
 	log    hclog.Logger
 	config *storage.ConfigStore
 	status *storage.StatusStore
-	member *cluster.Member
+	// member is set by Start; before, the worker is in no group.
+	member atomic.Pointer[cluster.Member]
 	fwd    forwarder
 
 	ctx    context.Context
@@ -64,6 +65,7 @@ type Distributed struct {
 	wg     sync.WaitGroup
 
 	workerID atomic.Pointer[string]
+	url      atomic.Pointer[string]
 	kick     chan struct{}
 	statusQ  statusQueue
 
@@ -119,20 +121,26 @@ func NewDistributed(opts DistributedOptions) (*Distributed, error) {
 	opts.StatusLog.Logger = orLogger(opts.StatusLog.Logger, d.log)
 	d.config = storage.NewConfigStore(opts.ConfigLog, configListener{d})
 	d.status = storage.NewStatusStore(opts.StatusLog)
-	g := opts.Group
-	g.Handler = d
-	if g.URL == "" {
-		g.URL = opts.URL
-	}
-	if g.Logger == nil {
-		g.Logger = d.log
-	}
-	d.member, err = cluster.New(g)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("distributed herder: %w", err)
-	}
+	d.url.Store(&opts.URL)
 	return d, nil
+}
+
+// SetURL changes the advertised REST URL before Start (the worker learns
+// its port once the REST server listens).
+func (d *Distributed) SetURL(u string) { d.url.Store(&u) }
+
+// memberStatus is the group member's state; a zero Status before Start.
+func (d *Distributed) memberStatus() cluster.Status {
+	if m := d.member.Load(); m != nil {
+		return m.Status()
+	}
+	return cluster.Status{Generation: -1}
+}
+
+func (d *Distributed) rejoin(reason string) {
+	if m := d.member.Load(); m != nil {
+		m.Rejoin(reason)
+	}
 }
 
 func orLogger(l, def hclog.Logger) hclog.Logger {
@@ -157,6 +165,18 @@ func (d *Distributed) workerIDString() string { return *d.workerID.Load() }
 func (d *Distributed) Start(ctx context.Context) error {
 	end := d.base.stages.begin("initializing and reading to the end of internal topics")
 	defer end()
+	g := d.opts.Group
+	g.Handler = d
+	if g.URL == "" {
+		g.URL = *d.url.Load()
+	}
+	if g.Logger == nil {
+		g.Logger = d.log
+	}
+	m, err := cluster.New(g)
+	if err != nil {
+		return fmt.Errorf("distributed herder: %w", err)
+	}
 	if err := d.status.Start(ctx); err != nil {
 		return err
 	}
@@ -171,6 +191,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 	}
 	d.mu.Unlock()
 
+	d.member.Store(m)
 	d.wg.Add(3)
 	go func() {
 		defer d.wg.Done()
@@ -191,7 +212,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 func (d *Distributed) runMember() {
 	backoff := time.Second
 	for d.ctx.Err() == nil {
-		err := d.member.Run(d.ctx)
+		err := d.member.Load().Run(d.ctx)
 		if d.ctx.Err() != nil || err == nil {
 			return
 		}
@@ -223,8 +244,10 @@ func (d *Distributed) Close(ctx context.Context) error {
 	d.statusQ.flush(fctx)
 	cancel()
 	var errs []error
-	if err := d.member.Leave(ctx); err != nil {
-		errs = append(errs, err)
+	if m := d.member.Load(); m != nil {
+		if err := m.Leave(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	d.cancel()
 	done := make(chan struct{})
@@ -289,7 +312,7 @@ func (d *Distributed) checkStale() error {
 // leader decides where a leader-only request goes: local true means here;
 // otherwise the leader's URL and the forward parameter to send.
 func (d *Distributed) leader(ctx context.Context) (local bool, base, forward string, err error) {
-	st := d.member.Status()
+	st := d.memberStatus()
 	if st.IsLeader {
 		return true, "", "", nil
 	}
@@ -603,10 +626,10 @@ func (d *Distributed) RestartTask(ctx context.Context, id TaskID) error {
 		return nil
 	}
 	path := connectorPath(id.Connector, "tasks", strconv.Itoa(id.Task), "restart")
-	st := d.member.Status()
+	st := d.memberStatus()
 	var base string
 	if st.IsLeader {
-		plan, ok := d.member.LeaderPlan()
+		plan, ok := d.member.Load().LeaderPlan()
 		if ok {
 			if m, ok := plan.TaskOwner(cluster.TaskID{Connector: id.Connector, Task: int32(id.Task)}); ok {
 				base = plan.Members[m].URL

@@ -126,7 +126,7 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 		cancel()
 		if err != nil || d.config.Snapshot().Offset() < a.ConfigOffset {
 			d.log.Warn("behind the leader's config offset; rejoining", "error", err, "leader_offset", a.ConfigOffset)
-			d.member.Rejoin("config topic behind the leader")
+			d.rejoin("config topic behind the leader")
 			return
 		}
 	}
@@ -211,7 +211,7 @@ func (l configListener) ConnectorConfigUpdated(c string) {
 	}
 	d.mu.Unlock()
 	if isNew {
-		d.member.Rejoin("connector " + c + " created")
+		d.rejoin("connector " + c + " created")
 	}
 	d.reconcileNow()
 }
@@ -223,7 +223,7 @@ func (l configListener) ConnectorConfigRemoved(c string) {
 	d.needsRebalance = true
 	delete(d.activeTopics, c)
 	d.mu.Unlock()
-	d.member.Rejoin("connector " + c + " deleted")
+	d.rejoin("connector " + c + " deleted")
 	d.reconcileNow()
 }
 
@@ -232,7 +232,7 @@ func (l configListener) TaskConfigsCommitted(c string, _ []storage.TaskID) {
 	d.mu.Lock()
 	d.needsRebalance = true
 	d.mu.Unlock()
-	d.member.Rejoin("task configs of " + c + " committed")
+	d.rejoin("task configs of " + c + " committed")
 	d.reconcileNow()
 }
 
@@ -683,7 +683,7 @@ func (d *Distributed) stopTasks(tasks []*dtask, report bool) {
 func (d *Distributed) generation() int32 {
 	// work.mu may be held by the caller; the generation is read without it
 	// from the member, which is what the group knows now.
-	return d.member.Status().Generation
+	return d.memberStatus().Generation
 }
 
 func (d *Distributed) putConnStatus(name, state, trace string, safe bool) {

@@ -36,12 +36,13 @@ func (s *Server) connectorRoutes(e *echo.Echo) {
 	// GET /connectors/{c}/tasks-config was removed in Kafka 4.0 (KIP-970):
 	// no route, so it answers 404 like any unknown path.
 
-	// TODO(distributed): the internal endpoints POST /connectors/{c}/tasks
-	// (signed task configs, KIP-507) and PUT /connectors/{c}/fence (zombie
-	// fencing, KIP-618) belong to distributed mode. A standalone worker does
-	// not serve them; they answer 404 like an unknown route (not 405, which
-	// the GET on the same path would otherwise cause).
-	e.POST("/connectors/:connector/tasks", routeNotServed)
+	// The internal endpoints belong to distributed mode: POST
+	// /connectors/{c}/tasks takes a follower's task configs when the herder
+	// is a TaskConfigWriter (requests are not signed yet, KIP-507), and
+	// answers 404 like an unknown route otherwise (not 405, which the GET on
+	// the same path would otherwise cause). PUT /connectors/{c}/fence
+	// (zombie fencing, KIP-618) is not served.
+	e.POST("/connectors/:connector/tasks", s.putTaskConfigs)
 	e.PUT("/connectors/:connector/fence", routeNotServed)
 
 	get("/connector-plugins", s.listPlugins)

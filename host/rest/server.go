@@ -72,7 +72,7 @@ func (s *Server) newEcho() *echo.Echo {
 	e.HTTPErrorHandler = s.handleError
 	// Jersey serves /connectors/ as /connectors.
 	e.Pre(trimTrailingSlash)
-	e.Use(s.recoverPanics, s.accessLog)
+	e.Use(s.recoverPanics, s.accessLog, withForward)
 	if len(s.cfg.allowOrigins) > 0 {
 		// Pre, so that a preflight is answered whatever the route's methods.
 		e.Pre(newCORS(s.cfg.allowOrigins, s.cfg.allowMethods).middleware)

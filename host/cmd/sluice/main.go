@@ -38,6 +38,8 @@ const usage = `Usage: sluice <command> [arguments]
 Worker:
   standalone WORKER.properties [CONNECTOR.properties|CONNECTOR.json ...]
                  run a standalone worker, as connect-standalone does
+  distributed WORKER.properties
+                 run a worker of a distributed cluster, as connect-distributed does
   dev [--demo=false] [--rest 127.0.0.1:8083] [--plugin-path DIR[,DIR]]
                  an embedded Kafka broker, a worker and a demo pipeline:
                  no Kafka, Java or config file needed
@@ -56,6 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch cmd := args[0]; {
 	case cmd == "standalone":
 		return runStandalone(ctx, args[1:], stdout, stderr)
+	case cmd == "distributed":
+		return runDistributed(ctx, args[1:], stdout, stderr)
 	case cmd == "dev":
 		return runDev(ctx, args[1:], stdout, stderr)
 	case cmd == "version" || cmd == "--version":
