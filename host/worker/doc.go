@@ -20,11 +20,16 @@
 // task's producer reports each topic Kafka acknowledged a record of, once
 // per task run, to the herder's active topics (KIP-558).
 //
+// Each task also gets its connector's transform chain (transforms.Chain:
+// after poll and before the converters for sources, after the converters
+// and before put for sinks) and its error handling (host/errorhandler:
+// errors.* retries, tolerance, error log, and a dead letter queue whose
+// producer and topic are set up before the task runs). The herder lists
+// and validates transformations and predicates through transformCatalog.
+//
 // Not applied yet, accepted so existing files load: config.providers
 // (placeholders reach connectors as written), rest.extension.classes,
-// response.http.headers.config, topic creation, transforms and
-// errors.tolerance / dead letter queues (a task fails on its first bad
-// record).
+// response.http.headers.config, topic creation.
 //
 // Shutdown order: the REST API stops taking requests; every task gets Stop
 // and all drain together for at most task.shutdown.graceful.timeout.ms

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/sluice-io/sluice/host/config"
 	"github.com/sluice-io/sluice/host/convert"
+	"github.com/sluice-io/sluice/host/errorhandler"
 	"github.com/sluice-io/sluice/host/herder"
 	"github.com/sluice-io/sluice/host/logging"
 	"github.com/sluice-io/sluice/host/plugin"
@@ -21,6 +23,7 @@ import (
 	sdkconfig "github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+	"github.com/sluice-io/sluice/transforms"
 )
 
 // rescanTimeout bounds the plugin.path scan made when a class is not found.
@@ -201,7 +204,8 @@ func (in *instances) converterSettings(connCfg map[string]string, prop string) (
 	return in.cfg.Class(prop), in.cfg.Prefixed(prop + ".")
 }
 
-// pipeline builds a task's converters.
+// pipeline builds a task's converters and its transform chain
+// (transforms.Chain; nil when the connector has none).
 func (in *instances) pipeline(connCfg map[string]string) (runtime.Pipeline, error) {
 	var p runtime.Pipeline
 	var errs []error
@@ -220,11 +224,46 @@ func (in *instances) pipeline(connCfg map[string]string) (runtime.Pipeline, erro
 	if err != nil {
 		errs = append(errs, fmt.Errorf("header.converter: %w", err))
 	}
+	chain, err := transforms.Chain(connCfg)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("transforms: %w", err))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return p, err
 	}
 	p.KeyConverter, p.ValueConverter, p.HeaderConverter = k, v, h
+	if chain.Len() > 0 {
+		p.Transforms = chain
+	}
 	return p, nil
+}
+
+// errorHandler builds a task's error handling (errors.*) around its
+// pipeline; producerOpts are the dead letter queue producer's options.
+func (in *instances) errorHandler(spec herder.TaskSpec, p runtime.Pipeline, producerOpts []kgo.Opt, log hclog.Logger) (*errorhandler.Operator, error) {
+	s, err := errorhandler.ParseSettings(spec.ConnectorConfig)
+	if err != nil {
+		return nil, err
+	}
+	kc, _ := in.converterSettings(spec.ConnectorConfig, config.KeyConverter)
+	vc, _ := in.converterSettings(spec.ConnectorConfig, config.ValueConverter)
+	hc, _ := in.converterSettings(spec.ConnectorConfig, config.HeaderConverter)
+	if hc == "" {
+		hc = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+	}
+	return errorhandler.New(errorhandler.Options{
+		Task:                 runtime.TaskID{Connector: spec.ID.Connector, Task: spec.ID.Task},
+		Settings:             s,
+		TaskClass:            spec.Class.Name,
+		KeyConverterClass:    converterClassName(kc),
+		ValueConverterClass:  converterClassName(vc),
+		HeaderConverterClass: converterClassName(hc),
+		KeyConverter:         p.KeyConverter,
+		ValueConverter:       p.ValueConverter,
+		HeaderConverter:      p.HeaderConverter,
+		ProducerOpts:         producerOpts,
+		Logger:               log,
+	})
 }
 
 // checkConverter is the herder's ConverterChecker: the class must exist and
@@ -268,13 +307,27 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 	}
 	base := append([]kgo.Opt{kgo.SeedBrokers(in.seeds...)}, in.kafkaOpts...)
 	lis := taskListener{l}
+	ps, err := runtime.ProducerOptions(runtime.ClientProperties(in.cfg.Props, spec.ConnectorConfig, "producer"))
+	if err != nil {
+		return nil, fmt.Errorf("task %s: %w", spec.ID, err)
+	}
+	op, err := in.errorHandler(spec, pipe, append(slices.Clone(base), ps.Opts...), log)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: %w", spec.ID, err)
+	}
+	pipe.Errors = op
+	wrap := func(t runtime.Task, err error) (herder.TaskRunner, error) {
+		if err != nil {
+			return nil, err
+		}
+		if errorhandlerDLQ(spec.ConnectorConfig) {
+			return &errorRunner{Task: t, op: op, l: l}, nil
+		}
+		return t, nil
+	}
 
 	switch spec.Class.Type {
 	case herder.TypeSource:
-		ps, err := runtime.ProducerOptions(runtime.ClientProperties(in.cfg.Props, spec.ConnectorConfig, "producer"))
-		if err != nil {
-			return nil, fmt.Errorf("task %s: %w", spec.ID, err)
-		}
 		if len(ps.Ignored) > 0 {
 			log.Warn("producer properties not used", "properties", ps.Ignored)
 		}
@@ -284,7 +337,7 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 		if in.activeTopic != nil {
 			opts = append(opts, kgo.WithHooks(newTopicTracker(func(topic string) { in.activeTopic(id.Connector, topic) })))
 		}
-		return asRunner(runtime.NewSourceTask(runtime.SourceConfig{
+		return wrap(runtime.NewSourceTask(runtime.SourceConfig{
 			ID: id, ConnectorClass: spec.Class.Name, TaskConfig: spec.TaskConfig,
 			Launch: func(ctx context.Context, ws pluginv1.WorkerServer) (runtime.SourcePlugin, error) {
 				s := launchSpec
@@ -317,7 +370,7 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 				topics = append(topics, t)
 			}
 		}
-		return asRunner(runtime.NewSinkTask(runtime.SinkConfig{
+		return wrap(runtime.NewSinkTask(runtime.SinkConfig{
 			ID: id, ConnectorClass: spec.Class.Name, TaskConfig: spec.TaskConfig,
 			Launch: func(ctx context.Context, ws pluginv1.WorkerServer) (runtime.SinkPlugin, error) {
 				s := launchSpec
@@ -342,11 +395,9 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 	return nil, fmt.Errorf("task %s: connector class %s is neither a source nor a sink", spec.ID, spec.Class.Name)
 }
 
-func asRunner(t runtime.Task, err error) (herder.TaskRunner, error) {
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+// errorhandlerDLQ says whether the connector has a dead letter queue.
+func errorhandlerDLQ(connCfg map[string]string) bool {
+	return strings.TrimSpace(connCfg[errorhandler.KeyDLQTopicName]) != ""
 }
 
 // taskListener forwards a runner's reports to the herder.

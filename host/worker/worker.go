@@ -199,8 +199,9 @@ func (w *Worker) Start(ctx context.Context) error {
 		Groups:                consumerGroups{adm: kadm.NewClient(w.kcl)},
 		Converters:            checkConverter,
 		OverridePolicy:        w.cfg.String(config.ClientConfigOverridePolicy),
+		Transforms:            transformCatalog{},
 		OtherPlugins:          otherPlugins,
-		OtherPluginConfig:     converterConfig,
+		OtherPluginConfig:     otherPluginConfig,
 		TaskShutdownTimeout:   w.cfg.Millis(config.TaskShutdownGracefulTimeout),
 		TopicTrackingDisabled: !w.cfg.Bool(config.TopicTrackingEnable),
 		TopicResetDisabled:    !w.cfg.Bool(config.TopicTrackingAllowReset),
@@ -275,13 +276,23 @@ func (w *Worker) restOptions() rest.Options {
 	return o
 }
 
-// otherPlugins lists the converters for GET /connector-plugins?connectorsOnly=false.
+// otherPlugins lists the converters, transformations and predicates for
+// GET /connector-plugins?connectorsOnly=false.
 func otherPlugins() []herder.PluginInfo {
 	var out []herder.PluginInfo
 	for _, c := range convert.Classes() {
 		out = append(out, herder.PluginInfo{Class: c.Name, Type: c.Type})
 	}
-	return out
+	return append(out, transformPlugins()...)
+}
+
+// otherPluginConfig answers GET /connector-plugins/{plugin}/config for a
+// converter, a transformation or a predicate.
+func otherPluginConfig(name string) ([]herder.ConfigKeyInfo, bool) {
+	if keys, ok := converterConfig(name); ok {
+		return keys, true
+	}
+	return transformConfig(name)
 }
 
 // converterConfig lists a converter's settings, found by class name or alias.

@@ -36,8 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	pluginDir = dir
-	for _, ex := range []string{"counter-source", "log-sink"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, ex), "../../examples/go/"+ex)
+	for _, ex := range []string{"../../examples/go/counter-source", "../../examples/go/log-sink", "./testdata/flaky"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, filepath.Base(ex)), ex)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n", ex, err)
@@ -360,11 +360,13 @@ func TestStandaloneEndToEnd(t *testing.T) {
 	e.w.MarkReady()
 	e.mustDo("GET", "/health", nil, 200)
 
-	// Plugins: the example connectors, and with connectorsOnly=false the
-	// converters, whose settings are listed too.
+	// Plugins: the example connectors (and the test plugin's), sinks
+	// first, and with connectorsOnly=false the converters, whose settings
+	// are listed too.
 	var plugins []struct{ Class, Type string }
 	_ = json.Unmarshal(e.mustDo("GET", "/connector-plugins?connectorsOnly=false", nil, 200), &plugins)
-	if len(plugins) < 4 || plugins[0].Class != "io.sluice.examples.LogSink" || plugins[0].Type != "sink" || plugins[1].Type != "source" {
+	if len(plugins) < 6 || plugins[0].Class != "io.sluice.examples.LogSink" || plugins[0].Type != "sink" || plugins[1].Type != "sink" ||
+		plugins[2].Class != "io.sluice.examples.CounterSource" || plugins[2].Type != "source" {
 		t.Fatalf("plugins %+v", plugins)
 	}
 	if !strings.Contains(string(e.mustDo("GET", "/connector-plugins/JsonConverter/config", nil, 200)), `"schemas.enable"`) {
