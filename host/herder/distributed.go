@@ -417,8 +417,9 @@ func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, confi
 			code, err = d.fwd.do(fctx, base, http.MethodPut, connectorPath(name, "config"), nil, fwd, config, &info)
 		} else {
 			body := map[string]any{"name": name, "config": config}
-			if initial != "" {
-				body["initial_state"] = string(initial)
+			// KIP-980 spells STARTED as RUNNING; STARTED is the default.
+			if target != TargetStarted {
+				body["initial_state"] = string(target)
 			}
 			code, err = d.fwd.do(fctx, base, http.MethodPost, "/connectors", nil, fwd, body, &info)
 		}
@@ -433,7 +434,9 @@ func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, confi
 		return nil, false, Errorf(ErrAlreadyExists, "Connector %s already exists", name)
 	}
 	var ts *storage.TargetState
-	if !exists && initial != "" {
+	// host/rest passes STARTED when the request names no initial state:
+	// only another state is written, before the config.
+	if !exists && target != TargetStarted {
 		t := storage.TargetState(target)
 		ts = &t
 	}

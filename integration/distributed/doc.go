@@ -1,0 +1,13 @@
+// Package distributed tests Sluice's distributed mode end to end: several
+// `sluice distributed` worker processes in one group on a real Kafka broker
+// (one broker shared by the package, kafkatest.Main), driven through their
+// REST APIs: work spread and balanced over the workers, requests answered
+// alike by every worker and forwarded to the leader, a worker SIGKILLed
+// with its tasks moving to the others and a file sink losing nothing, the
+// target state surviving a restart of the whole cluster, and the internal
+// topics holding Kafka Connect's records.
+//
+// Run with `go test -tags integration ./integration/distributed/`; the
+// sluice binary is bin/sluice (make build) or $SLUICE_BIN, the bundled
+// plugins bin/plugins.
+package distributed
