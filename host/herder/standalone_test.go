@@ -147,18 +147,36 @@ func TestValidateSourceKeySetAndGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Kafka's connect_rest_test.py expects exactly the framework keys plus
-	// the connector's own for FileStreamSource; the same set rule here,
-	// plus Sluice's extensions (automatic task restart, a source DLQ).
+	// the connector's own for FileStreamSource; the same set rule here.
+	// Sluice's extensions (automatic task restart, a source DLQ) are listed
+	// only when the config sets them.
 	want := []string{"name", "connector.class", "tasks.max", "key.converter", "value.converter", "header.converter",
 		"transforms", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms", "errors.tolerance",
 		"errors.log.enable", "errors.log.include.messages", "predicates", "topic.creation.groups", "exactly.once.support",
 		"transaction.boundary", "transaction.boundary.interval.ms", "offsets.storage.topic", "tasks.max.enforce",
-		"topic", "secret",
-		"errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor", "errors.deadletterqueue.context.headers.enable",
-		"sluice.task.restart.enable", "sluice.task.restart.max.attempts", "sluice.task.restart.backoff.initial.ms", "sluice.task.restart.backoff.max.ms"}
+		"topic", "secret"}
 	slices.Sort(want)
 	if got := validatedNames(infos); !slices.Equal(got, want) {
 		t.Fatalf("keys\n got %v\nwant %v", got, want)
+	}
+	ext, err := f.h.ValidateConfig(ctxT(t), map[string]string{"connector.class": srcClass, "name": "s", "topic": "t",
+		"sluice.task.restart.enable": "yes", "errors.deadletterqueue.topic.name": "dlq"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extNames := validatedNames(ext)
+	for _, k := range []string{"sluice.task.restart.enable", "errors.deadletterqueue.topic.name"} {
+		if !slices.Contains(extNames, k) {
+			t.Fatalf("extension key %s set but not validated: %v", k, extNames)
+		}
+	}
+	for _, k := range []string{"sluice.task.restart.max.attempts", "errors.deadletterqueue.context.headers.enable"} {
+		if slices.Contains(extNames, k) {
+			t.Fatalf("extension key %s listed though unset", k)
+		}
+	}
+	if ext.ErrorCount != 1 {
+		t.Fatalf("restart.enable=yes: error_count %d, want 1 (not a boolean)", ext.ErrorCount)
 	}
 	if infos.ErrorCount != 0 || infos.Name != srcClass {
 		t.Fatalf("error_count %d name %s", infos.ErrorCount, infos.Name)

@@ -74,7 +74,7 @@ func (h *Standalone) validate(ctx context.Context, cfg map[string]string) (*Conf
 		}
 	}
 
-	keys := fw.Proto().GetKeys()
+	keys, fwValues := withoutUnsetExtensions(class.Type, cfg, fw.Proto().GetKeys(), fwValues)
 	groups := fw.Groups()
 	values := config.ConfigValuesProto(fwValues)
 	values = append(values, config.ConfigValuesProto(transformExtra)...)
@@ -435,4 +435,30 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// extensionKeys are the framework settings Sluice adds to Kafka Connect's:
+// automatic task restarts, and a dead letter queue for sources.
+func extensionKeys(typ string) []string {
+	keys := []string{KeyTaskRestartEnable, KeyTaskRestartMaxAttempts, KeyTaskRestartBackoffInitial, KeyTaskRestartBackoffMax}
+	if typ == TypeSource {
+		keys = append(keys, KeyDLQTopicName, KeyDLQTopicReplicationFactor, KeyDLQContextHeadersEnable)
+	}
+	return keys
+}
+
+// withoutUnsetExtensions leaves Sluice's extension settings out of a
+// validate answer unless the config sets them, so the answer lists exactly
+// Kafka Connect's keys for configs written for Kafka Connect (tools compare
+// the key set, as Kafka's own connect_rest_test.py does).
+func withoutUnsetExtensions(typ string, cfg map[string]string, keys []*pluginv1.ConfigKey, values []config.ConfigValue) ([]*pluginv1.ConfigKey, []config.ConfigValue) {
+	hide := map[string]bool{}
+	for _, k := range extensionKeys(typ) {
+		if _, set := cfg[k]; !set {
+			hide[k] = true
+		}
+	}
+	keys = slices.DeleteFunc(keys, func(k *pluginv1.ConfigKey) bool { return hide[k.GetName()] })
+	values = slices.DeleteFunc(values, func(v config.ConfigValue) bool { return hide[v.Name] })
+	return keys, values
 }
