@@ -57,4 +57,34 @@
 // as a whole by the catalog when it is a TransformValidator), the sink
 // topic rules, the converter checks and the client override policy with the
 // connector plugin's own Validate answer, into one ConfigInfos.
+//
+// # Distributed herder
+//
+// Distributed keeps connector configs, task configs, target states and
+// restart requests on the config topic, statuses on the status topic and
+// source offsets on the offsets topic (host/storage); host/cluster decides
+// which worker runs which connector instance and which task. It reuses a
+// Standalone that holds no connector for validation, plugin listings and
+// the offsets endpoints. Reads (configs, task configs, statuses, offsets)
+// are answered by any worker from its copy of the topics, so every worker
+// answers the same. Writes that need a single writer (create, update,
+// delete, stop, task configs, offset changes) run on the leader; a follower
+// forwards them to the leader's advertised URL with the forward query
+// parameter (distributed_forward.go). Pause and resume are target-state
+// records any worker writes; restarts are restart-connector records the
+// owners act on, and a task restart is forwarded to the task's owner
+// through the leader. While a config change waits for its rebalance,
+// configuration reads and restarts answer 409 (stale configuration); with
+// no known leader, forwarded writes answer 409 (no known leader URL).
+//
+// A reconcile pass (distributed_work.go) makes what runs here match the
+// assignment and the config topic: owned connectors run unless STOPPED
+// (a config change restarts them) and, once started or when they ask,
+// generate task configs that the leader writes when they differ from the
+// committed ones or the connector config changed since; owned tasks run
+// with their committed configs and restart when their connector's task
+// configs are committed again. Revoked work stops (tasks drain) before
+// OnRevoked returns; OnLost cancels every task runner at once and writes
+// nothing. Statuses carry the group generation and are written in order
+// by one goroutine, so plugin callbacks never wait for Kafka.
 package herder
