@@ -172,8 +172,19 @@ func TestConnectorPlugins(t *testing.T) {
 			t.Errorf("connectorsOnly=false lacks %s %s; has %v", c.typ, c.class, byType)
 		}
 	}
+	for _, c := range []struct{ class, typ string }{
+		{"org.apache.kafka.connect.transforms.InsertField$Value", "transformation"},
+		{"org.apache.kafka.connect.transforms.RegexRouter", "transformation"},
+		{"org.apache.kafka.connect.transforms.predicates.TopicNameMatches", "predicate"},
+	} {
+		if !slices.Contains(byType[c.typ], c.class) {
+			t.Errorf("connectorsOnly=false lacks %s %s; has %v", c.typ, c.class, byType[c.typ])
+		}
+	}
 	for typ := range byType {
-		if typ != "converter" && typ != "header_converter" {
+		switch typ {
+		case "converter", "header_converter", "transformation", "predicate":
+		default:
 			t.Errorf("unexpected plugin type %q: %v", typ, byType[typ])
 		}
 	}
