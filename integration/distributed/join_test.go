@@ -83,13 +83,20 @@ func TestFourthWorkerJoins(t *testing.T) {
 
 	// The status topic: a kept task never left RUNNING on its worker until
 	// the pause.
+	seenKept := map[int]int{}
 	for _, r := range taskStatusRecords(t, e, name) {
 		if moved[r.task] {
 			continue
 		}
+		seenKept[r.task]++
 		if r.workerID != before.Tasks[r.task].WorkerID || (r.state != "RUNNING" && r.state != "PAUSED") {
 			t.Errorf("kept task %d: status record %s@%s (generation %d); it should only ever be RUNNING/PAUSED on %s",
 				r.task, r.state, r.workerID, r.generation, before.Tasks[r.task].WorkerID)
+		}
+	}
+	for _, i := range kept {
+		if seenKept[i] == 0 {
+			t.Errorf("kept task %d: no status record on the status topic", i)
 		}
 	}
 	// The logs: a kept task's process started once; a moved one twice
