@@ -26,14 +26,16 @@ func serve(t testing.TB, classes ...Class) *wire.Clients {
 		t.Fatalf("newServer: %v", err)
 	}
 	lis := bufconn.Listen(1 << 20)
-	gs := grpc.NewServer()
+	// The codecs the plugin process and the worker use.
+	gs := grpc.NewServer(grpc.ForceServerCodecV2(wire.Codec()))
 	if err := (&wire.GRPCPlugin{Servers: srv.servers()}).GRPCServer(nil, gs); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = gs.Serve(lis) }()
 	conn, err := grpc.NewClient("passthrough:///bufnet",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(wire.Codec())))
 	if err != nil {
 		t.Fatal(err)
 	}

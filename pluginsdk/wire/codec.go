@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
+
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
 // Codec is gRPC's protobuf codec, the same bytes on the wire, with one
@@ -59,6 +61,25 @@ func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 	m := messageOf(v)
 	if m == nil {
 		return fmt.Errorf("proto: cannot unmarshal into %T: not a protobuf message", v)
+	}
+	// Poll answers and Put requests are decoded by hand into a copy of the
+	// message that they keep (fastdecode.go): their records alias it, so
+	// it never goes back to a pool.
+	switch m := v.(type) {
+	case *pluginv1.PollResponse:
+		m.Reset()
+		b := data.Materialize()
+		if decodePollResponse(b, m) {
+			return nil
+		}
+		return proto.Unmarshal(b, m)
+	case *pluginv1.PutRequest:
+		m.Reset()
+		b := data.Materialize()
+		if decodePutRequest(b, m) {
+			return nil
+		}
+		return proto.Unmarshal(b, m)
 	}
 	// proto.Unmarshal copies what it keeps, so the buffer is free again
 	// once it returns.

@@ -47,5 +47,8 @@
 // a batch is written once) are carved from slabs. Codec is protobuf with
 // the buffers of large messages (a batch of a thousand 1 KiB records is just
 // over gRPC's 1 MiB pooling limit) kept for reuse; the SDK's server and the
-// clients GRPCPlugin returns use it.
+// clients GRPCPlugin returns use it. It decodes the two large
+// messages of the data path, a Poll answer and a Put request, by hand
+// (fastdecode.go): records come from slabs and their bytes and strings
+// alias a buffer the message keeps, and anything unusual goes to protobuf.
 package wire
