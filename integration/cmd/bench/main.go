@@ -104,6 +104,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	defer cluster.Close()
 	fmt.Fprintf(out, "kafka ready at %s in %s (load average %s)\n", cluster.BootstrapString(), time.Since(start).Round(time.Millisecond), rep.LoadAvg)
+	fmt.Fprintln(out, "baselines produce uncompressed, as the worker does by default (compression.type=none)")
 
 	dir, err := os.MkdirTemp("", "sluice-bench-")
 	if err != nil {

@@ -118,7 +118,8 @@ func (e *BenchEnv) FilledTopic(ctx context.Context, partitions int32) (string, e
 	if err != nil {
 		return "", err
 	}
-	cl, err := e.NewClient()
+	// Uncompressed, as the produce baselines write (see baseline.go).
+	cl, err := e.NewClient(kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		return "", err
 	}
