@@ -133,9 +133,10 @@ func TestFourthWorkerJoins(t *testing.T) {
 	for _, i := range kept {
 		gap, at := maxGap(recs, i, joinedAt.Add(-time.Second), pausedAt)
 		gaps = append(gaps, gap.Round(time.Millisecond).String())
-		// Records come every 10 ms; a stop and restart of the task
-		// would take its plugin process start and the rebalance, seconds.
-		if gap > 2*time.Second {
+		// Records come every 10 ms (25 ms gaps measured). The bound
+		// leaves room for the stalls of a loaded 2-core machine (2 s
+		// seen); a stop and restart of the task is caught above.
+		if gap > 3*time.Second {
 			t.Errorf("kept task %d paused %s (before seq %d) during the join", i, gap, at)
 		}
 	}
