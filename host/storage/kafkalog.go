@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -141,10 +142,9 @@ func (l *KafkaLog) start(ctx context.Context) error {
 	l.cl, l.adm = cl, kadm.NewClient(cl)
 	l.mu.Unlock()
 
-	starts, err := l.adm.ListStartOffsets(ctx, l.cfg.Topic)
-	if err == nil {
-		err = starts.Error()
-	}
+	starts, err := listOffsetsRetrying(ctx, func(ctx context.Context) (kadm.ListedOffsets, error) {
+		return l.adm.ListStartOffsets(ctx, l.cfg.Topic)
+	})
 	if err != nil {
 		return fmt.Errorf("list start offsets: %w", err)
 	}
@@ -256,14 +256,12 @@ func (l *KafkaLog) ReadToEnd(ctx context.Context) error {
 		ends kadm.ListedOffsets
 		err  error
 	)
-	if l.cfg.ReadCommitted {
-		ends, err = l.adm.ListCommittedOffsets(ctx, l.cfg.Topic)
-	} else {
-		ends, err = l.adm.ListEndOffsets(ctx, l.cfg.Topic)
-	}
-	if err == nil {
-		err = ends.Error()
-	}
+	ends, err = listOffsetsRetrying(ctx, func(ctx context.Context) (kadm.ListedOffsets, error) {
+		if l.cfg.ReadCommitted {
+			return l.adm.ListCommittedOffsets(ctx, l.cfg.Topic)
+		}
+		return l.adm.ListEndOffsets(ctx, l.cfg.Topic)
+	})
 	if err != nil {
 		return fmt.Errorf("read %s to end: list end offsets: %w", l.cfg.Topic, err)
 	}
@@ -389,5 +387,37 @@ func (l *KafkaLog) Close() {
 	}
 	if running {
 		<-l.done
+	}
+}
+
+// listOffsetsRetrying lists offsets, retrying retriable broker errors (a
+// leader election, a broker briefly fenced) with a growing backoff until
+// ctx ends, as Kafka Connect's KafkaBasedLog does: a worker must not give
+// up at start-up on an error that passes in a second.
+func listOffsetsRetrying(ctx context.Context, list func(context.Context) (kadm.ListedOffsets, error)) (kadm.ListedOffsets, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		// An error that stays retriable (a topic that never appears) must
+		// still end in an error, not a worker that hangs at start.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+	}
+	backoff := 50 * time.Millisecond
+	for {
+		offs, err := list(ctx)
+		if err == nil {
+			err = offs.Error()
+		}
+		if err == nil || !kerr.IsRetriable(err) || ctx.Err() != nil {
+			return offs, err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return offs, err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 2*time.Second)
 	}
 }
