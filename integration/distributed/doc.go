@@ -4,8 +4,10 @@
 // REST APIs: work spread and balanced over the workers, requests answered
 // alike by every worker and forwarded to the leader, a worker SIGKILLed
 // with its tasks moving to the others and a file sink losing nothing, the
-// target state surviving a restart of the whole cluster, and the internal
-// topics holding Kafka Connect's records.
+// target state surviving a restart of the whole cluster, the internal
+// topics holding Kafka Connect's records, a 4th worker joining with only the
+// moved tasks stopping and no gap in any task's sequence, and three rounds
+// of rolling bounces (clean, then hard) as Kafka's test_bounce.
 //
 // Run with `go test -tags integration ./integration/distributed/`; the
 // sluice binary is bin/sluice (make build) or $SLUICE_BIN, the bundled
