@@ -33,6 +33,12 @@ const (
 	DefaultMaxInFlightBytes = 32 << 20
 	// DefaultSinkMaxPollRecords is consumer.max.poll.records.
 	DefaultSinkMaxPollRecords = 500
+	// DefaultSinkMaxBatchRecords bounds the records of one Put, which may
+	// gather several polls.
+	DefaultSinkMaxBatchRecords = 5000
+	// DefaultSinkMaxBatchBytes is the size (keys, values, headers) past
+	// which a Put batch takes no further poll.
+	DefaultSinkMaxBatchBytes = 8 << 20
 	// DefaultRetryBackoff is the wait before a batch whose Put answered
 	// ABORTED is delivered again, until the task sets its own.
 	DefaultRetryBackoff = time.Second
@@ -187,8 +193,18 @@ type SinkConfig struct {
 	// Group, topics, balancer, commits and rebalance callbacks are the
 	// runner's and must not be set here.
 	ConsumerOpts []kgo.Opt
-	// MaxPollRecords is consumer.max.poll.records: the largest Put batch.
+	// MaxPollRecords is consumer.max.poll.records: the most records one
+	// poll of the consumer returns.
 	MaxPollRecords int
+	// MaxBatchRecords bounds the records of one Put. A Put gathers the
+	// polls the consumer can answer at once (records already fetched),
+	// up to this bound; never fewer than MaxPollRecords. Zero:
+	// MaxPollRecords when that is set (a Put is one poll, as in Kafka
+	// Connect), otherwise DefaultSinkMaxBatchRecords.
+	MaxBatchRecords int
+	// MaxBatchBytes is the size (keys, values, headers) at which a Put
+	// batch takes no further poll; one poll may take it past the bound.
+	MaxBatchBytes int
 	Timing
 	// RetryBackoff is the wait before redelivering a batch whose Put
 	// answered ABORTED, until the task sets its own (SetRetryBackoff).
@@ -226,11 +242,24 @@ func (c *SinkConfig) normalize() error {
 		}
 	}
 	errs = append(errs, c.Pipeline.validate(), c.Timing.normalize())
-	if c.MaxPollRecords < 0 || c.RetryBackoff < 0 {
-		errs = append(errs, errors.New("negative max poll records or retry backoff"))
+	if c.MaxPollRecords < 0 || c.MaxBatchRecords < 0 || c.MaxBatchBytes < 0 || c.RetryBackoff < 0 {
+		errs = append(errs, errors.New("negative max poll records, batch bound or retry backoff"))
+	}
+	switch {
+	case c.MaxBatchRecords > 0:
+	case c.MaxPollRecords > 0:
+		// max.poll.records set and no batch bound: a Put is one poll,
+		// as in Kafka Connect, for sinks tuned by it.
+		c.MaxBatchRecords = c.MaxPollRecords
+	default:
+		c.MaxBatchRecords = DefaultSinkMaxBatchRecords
 	}
 	if c.MaxPollRecords == 0 {
 		c.MaxPollRecords = DefaultSinkMaxPollRecords
+	}
+	c.MaxBatchRecords = max(c.MaxBatchRecords, c.MaxPollRecords)
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = DefaultSinkMaxBatchBytes
 	}
 	if c.RetryBackoff == 0 {
 		c.RetryBackoff = DefaultRetryBackoff

@@ -247,7 +247,13 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 }
 
 // poll lets a waiting rebalance through, then polls until records come, the
-// next commit or redelivery is due, or something interrupts it.
+// next commit or redelivery is due, or something interrupts it. Once
+// records came, it keeps taking what the consumer has already buffered, a
+// consumer.max.poll.records at a time, until the batch reaches
+// MaxBatchRecords or MaxBatchBytes or nothing more is buffered: one Put
+// then carries several polls (each Put crosses a process boundary, so
+// fewer, larger Puts cost less per record). No rebalance can come between
+// these polls: the consumer blocks it until the next AllowRebalance.
 func (t *sinkTask) poll(ctx context.Context, gen uint64) []*kgo.Record {
 	deadline := t.nextFlush
 	if t.pending != nil && t.retryAt.Before(deadline) {
@@ -255,10 +261,33 @@ func (t *sinkTask) poll(ctx context.Context, gen uint64) []*kgo.Record {
 	}
 	t.client.AllowRebalance()
 	pctx, done := t.interruptible(ctx, true, gen)
+	defer done()
 	cctx, cancel := context.WithDeadline(pctx, deadline)
-	fetches := t.client.PollRecords(cctx, t.cfg.MaxPollRecords)
-	cancel()
-	done()
+	defer cancel()
+	recs := t.pollOnce(cctx, t.cfg.MaxPollRecords)
+	if len(recs) == 0 {
+		return nil
+	}
+	size := recordBytes(recs)
+	for len(recs) < t.cfg.MaxBatchRecords && size < t.cfg.MaxBatchBytes && t.client.BufferedFetchRecords() > 0 {
+		// What is buffered comes back at once; the short deadline only
+		// guards against buffered records the consumer will not return
+		// (those of a partition paused since they were fetched).
+		mctx, mcancel := context.WithTimeout(cctx, time.Millisecond)
+		more := t.pollOnce(mctx, min(t.cfg.MaxPollRecords, t.cfg.MaxBatchRecords-len(recs)))
+		mcancel()
+		if len(more) == 0 {
+			break
+		}
+		recs = append(recs, more...)
+		size += recordBytes(more)
+	}
+	return recs
+}
+
+// pollOnce is one PollRecords, its errors logged.
+func (t *sinkTask) pollOnce(ctx context.Context, max int) []*kgo.Record {
+	fetches := t.client.PollRecords(ctx, max)
 	fetches.EachError(func(topic string, partition int32, err error) {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, kgo.ErrClientClosed) {
 			return
@@ -268,6 +297,19 @@ func (t *sinkTask) poll(ctx context.Context, gen uint64) []*kgo.Record {
 		t.log.Warn("consume error", "topic", topic, "partition", partition, "error", err)
 	})
 	return fetches.Records()
+}
+
+// recordBytes is the size of the records' keys, values and headers, as
+// franz-go counts buffered bytes.
+func recordBytes(recs []*kgo.Record) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Key) + len(r.Value)
+		for _, h := range r.Headers {
+			n += len(h.Key) + len(h.Value)
+		}
+	}
+	return n
 }
 
 // teardown ends the task. A live plugin gets its partitions committed and

@@ -726,3 +726,74 @@ func TestSinkLostPartitionsCloseWithoutCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A Put gathers what several polls return at once, up to the batch bounds;
+// every record is still delivered once, in order per partition.
+func TestSinkBatchGathersPolls(t *testing.T) {
+	for name, tc := range map[string]struct {
+		maxBatch, maxBytes int
+		wantMax            int  // largest Put allowed
+		wantGather         bool // some Put holds more than one poll
+	}{
+		"records bound": {maxBatch: 120, wantMax: 120, wantGather: true},
+		"bytes bound":   {maxBatch: 1000, maxBytes: 1, wantMax: 50},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, 1, map[string]int32{"a": 2})
+			produceTo(t, c, "a", 0, 0, 300)
+			produceTo(t, c, "a", 1, 0, 300)
+			f := newFakeSink(&events{})
+			cfg := sinkConfig(c, f, nil, "a") // MaxPollRecords 50
+			cfg.MaxBatchRecords, cfg.MaxBatchBytes = tc.maxBatch, tc.maxBytes
+			task, err := NewSinkTask(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := runTask(t, task)
+			eventually(t, "delivery", func() bool { return len(f.deliveredList()) >= 600 })
+			task.Stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+			next := map[int32]int64{}
+			for _, r := range f.deliveredList() {
+				if r.OriginalOffset != next[r.OriginalPartition] {
+					t.Fatalf("partition %d: got offset %d, want %d", r.OriginalPartition, r.OriginalOffset, next[r.OriginalPartition])
+				}
+				next[r.OriginalPartition]++
+			}
+			if next[0] != 300 || next[1] != 300 {
+				t.Fatalf("delivered %v, want 300 of each partition", next)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			largest := 0
+			for _, b := range f.batches {
+				largest = max(largest, len(b))
+			}
+			if largest > tc.wantMax || tc.wantGather && largest <= cfg.MaxPollRecords {
+				t.Errorf("largest Put %d records (of %d Puts); want at most %d, gathering polls %v", largest, len(f.batches), tc.wantMax, tc.wantGather)
+			}
+		})
+	}
+}
+
+// Unset, max.poll.records is Kafka's default per poll and a Put gathers up
+// to DefaultSinkMaxBatchRecords; set, it bounds a Put as in Kafka Connect.
+func TestSinkBatchDefaults(t *testing.T) {
+	for _, tc := range []struct{ poll, batch, wantPoll, wantBatch int }{
+		{0, 0, DefaultSinkMaxPollRecords, DefaultSinkMaxBatchRecords},
+		{100, 0, 100, 100},
+		{100, 1000, 100, 1000},
+		{100, 10, 100, 100},
+	} {
+		cfg := SinkConfig{ID: TaskID{"s", 0}, Launch: newFakeSink(&events{}).launch, Pipeline: testPipeline(), Topics: []string{"a"},
+			MaxPollRecords: tc.poll, MaxBatchRecords: tc.batch}
+		if err := cfg.normalize(); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.MaxPollRecords != tc.wantPoll || cfg.MaxBatchRecords != tc.wantBatch || cfg.MaxBatchBytes != DefaultSinkMaxBatchBytes {
+			t.Errorf("poll %d batch %d: got poll %d batch %d bytes %d", tc.poll, tc.batch, cfg.MaxPollRecords, cfg.MaxBatchRecords, cfg.MaxBatchBytes)
+		}
+	}
+}
