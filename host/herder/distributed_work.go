@@ -71,6 +71,13 @@ type dtask struct {
 	stopping atomic.Bool
 	failed   atomic.Bool
 	paused   bool
+	// attempt counts the automatic restarts in a row that led to this
+	// task (0: started by a pass or by hand); started is when.
+	attempt int
+	started time.Time
+	// held drops a pending automatic restart: the connector was paused or
+	// stopped while the task waited FAILED.
+	held atomic.Bool
 }
 
 var connGen atomic.Uint64
@@ -380,11 +387,14 @@ func (d *Distributed) reconcile() (retry bool) {
 		gen, _ := snap.TaskConfigGeneration(id.Connector)
 		dt := w.tasks[id]
 		if dt == nil {
-			dt = d.startTask(ctx, id, ccfg, tcfg, gen, target == storage.TargetPaused)
+			dt = d.startTask(ctx, id, ccfg, tcfg, gen, target == storage.TargetPaused, 0)
 			w.tasks[id] = dt
 			continue
 		}
 		if dt.runner == nil || dt.failed.Load() {
+			if target != storage.TargetStarted {
+				dt.held.Store(true)
+			}
 			continue
 		}
 		if paused := target == storage.TargetPaused; paused != dt.paused {
@@ -574,14 +584,17 @@ func (d *Distributed) publishTaskConfigs(ctx context.Context, dc *dconn, snap *s
 	return nil
 }
 
-// startTask builds and runs a task runner.
-func (d *Distributed) startTask(ctx context.Context, id storage.TaskID, ccfg, tcfg map[string]string, gen int, paused bool) *dtask {
-	dt := &dtask{id: id, cfg: tcfg, gen: gen, done: make(chan struct{}), paused: paused}
+// startTask builds and runs a task runner; attempt counts the automatic
+// restarts in a row that led to it. A task that fails is restarted
+// automatically when its connector asks for it (scheduleTaskRestart).
+func (d *Distributed) startTask(ctx context.Context, id storage.TaskID, ccfg, tcfg map[string]string, gen int, paused bool, attempt int) *dtask {
+	dt := &dtask{id: id, cfg: tcfg, gen: gen, done: make(chan struct{}), paused: paused, attempt: attempt, started: time.Now()}
 	cls, err := d.in.Lookup(ctx, ccfg[KeyConnectorClass])
 	if err != nil {
 		dt.failed.Store(true)
 		close(dt.done)
 		d.putTaskStatus(id, storage.StateFailed, traceOf(err), true)
+		d.scheduleTaskRestart(dt)
 		return dt
 	}
 	spec := TaskSpec{ID: TaskID{Connector: id.Connector, Task: id.Task}, Class: cls, ConnectorConfig: maps.Clone(ccfg), TaskConfig: maps.Clone(tcfg)}
@@ -595,6 +608,7 @@ func (d *Distributed) startTask(ctx context.Context, id storage.TaskID, ccfg, tc
 		dt.failed.Store(true)
 		close(dt.done)
 		d.putTaskStatus(id, storage.StateFailed, traceOf(err), true)
+		d.scheduleTaskRestart(dt)
 		return dt
 	}
 	if paused {
@@ -610,15 +624,17 @@ func (d *Distributed) startTask(ctx context.Context, id storage.TaskID, ccfg, tc
 		defer cancel()
 		defer d.work.live.CompareAndDelete(id, dt)
 		err := runner.Run(runCtx)
-		if dt.stopping.Load() || dt.failed.Load() {
+		// The listener's OnFailed may have reported the failure first;
+		// whichever sets failed reports it and schedules the restart.
+		if dt.stopping.Load() || !dt.failed.CompareAndSwap(false, true) {
 			return
 		}
 		if err == nil {
 			err = errors.New("the task stopped on its own")
 		}
-		dt.failed.Store(true)
 		d.putTaskStatus(id, storage.StateFailed, traceOf(err), true)
 		d.log.Error("task failed", "task", id.String(), "error", err)
+		d.scheduleTaskRestart(dt)
 	}()
 	return dt
 }
@@ -721,6 +737,7 @@ func (l *dtaskListener) OnFailed(err error, trace string) {
 		return
 	}
 	l.d.putTaskStatus(l.t.id, storage.StateFailed, joinTrace(msg, trace), true)
+	l.d.scheduleTaskRestart(l.t)
 }
 
 func (l *dtaskListener) set(state, trace string) {

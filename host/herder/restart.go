@@ -4,7 +4,11 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/sluice-io/sluice/host/cluster"
+	"github.com/sluice-io/sluice/host/storage"
 )
 
 // Defaults of Sluice's automatic task restart settings.
@@ -50,13 +54,44 @@ func (p restartPolicy) delay(attempt int) time.Duration {
 	return min(d, p.max)
 }
 
+// next decides the automatic restart after a failure of a task that was
+// started by restart number prev (0: not an automatic restart) at started:
+// the number of this restart and its backoff, or ok false when the policy
+// allows no more restarts in a row. A task that ran for at least the maximum
+// backoff counts as a first failure again.
+func (p restartPolicy) next(prev int, started time.Time) (attempt int, delay time.Duration, ok bool) {
+	attempt = prev + 1
+	if time.Since(started) >= p.max {
+		attempt = 1
+	}
+	if p.maxAttempts >= 0 && attempt > p.maxAttempts {
+		return attempt, 0, false
+	}
+	return attempt, p.delay(attempt), true
+}
+
+// afterBackoff calls fn after delay on a goroutine counted by wg, unless
+// ctx ends first (the herder closes). Both herders' automatic restarts wait
+// this way.
+func afterBackoff(ctx context.Context, wg *sync.WaitGroup, delay time.Duration, fn func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		timer := time.NewTimer(delay)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			fn()
+		case <-ctx.Done():
+		}
+	}()
+}
+
 // scheduleRestart restarts a task that failed, after the backoff, when the
 // connector asks for automatic restarts (sluice.task.restart.*). The
 // restart is dropped if by then the task is no longer the connector's
 // task of that number or no longer FAILED (restarted by hand, connector
-// reconfigured, stopped or deleted), or when the herder closes. A task
-// that ran for at least the maximum backoff before failing counts as a
-// first failure again.
+// reconfigured, stopped or deleted), or when the herder closes.
 func (h *Standalone) scheduleRestart(c *conn, t *task) {
 	c.mu.Lock()
 	p := parseRestartPolicy(c.config)
@@ -64,27 +99,14 @@ func (h *Standalone) scheduleRestart(c *conn, t *task) {
 	if !p.enable {
 		return
 	}
-	attempt := t.attempt + 1
-	if time.Since(t.started) >= p.max {
-		attempt = 1
-	}
 	id := t.id.String()
-	if p.maxAttempts >= 0 && attempt > p.maxAttempts {
+	attempt, delay, ok := p.next(t.attempt, t.started)
+	if !ok {
 		h.log.Error("task failed again; automatic restarts exhausted, it stays FAILED", "task", id, "restarts", attempt-1, KeyTaskRestartMaxAttempts, p.maxAttempts)
 		return
 	}
-	delay := p.delay(attempt)
 	h.log.Warn("task failed; restarting it automatically", "task", id, "attempt", attempt, "backoff", delay)
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		timer := time.NewTimer(delay)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-h.ctx.Done():
-			return
-		}
+	afterBackoff(h.ctx, &h.wg, delay, func() {
 		h.async(c, "restarting the failed task "+id, func(ctx context.Context) {
 			n := t.id.Task
 			c.mu.Lock()
@@ -97,5 +119,50 @@ func (h *Standalone) scheduleRestart(c *conn, t *task) {
 				h.restartTasksAttempt(ctx, c, []int{n}, attempt)
 			}
 		})
-	}()
+	})
+}
+
+// scheduleTaskRestart is scheduleRestart for a task that failed on this
+// worker in distributed mode: the owner restarts it here after the
+// backoff, under the policy of its connector's current config.
+func (d *Distributed) scheduleTaskRestart(dt *dtask) {
+	p := parseRestartPolicy(d.config.Snapshot().ConnectorConfig(dt.id.Connector))
+	if !p.enable {
+		return
+	}
+	id := dt.id.String()
+	attempt, delay, ok := p.next(dt.attempt, dt.started)
+	if !ok {
+		d.log.Error("task failed again; automatic restarts exhausted, it stays FAILED", "task", id, "restarts", attempt-1, KeyTaskRestartMaxAttempts, p.maxAttempts)
+		return
+	}
+	d.log.Warn("task failed; restarting it automatically", "task", id, "attempt", attempt, "backoff", delay)
+	afterBackoff(d.ctx, &d.wg, delay, func() { d.autoRestartTask(dt, attempt) })
+}
+
+// autoRestartTask replaces the failed task dt by a fresh one (RESTARTING,
+// then what its runner reports), unless dt is no longer this worker's
+// current task of that id (revoked, restarted by hand, reconfigured, its
+// connector deleted, the herder closing), its connector is no longer
+// STARTED or no longer asks for automatic restarts.
+func (d *Distributed) autoRestartTask(dt *dtask, attempt int) {
+	w := &d.work
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := dt.id
+	snap := d.config.Snapshot()
+	ccfg, tcfg := snap.ConnectorConfig(id.Connector), snap.TaskConfig(id)
+	gen, _ := snap.TaskConfigGeneration(id.Connector)
+	if d.ctx.Err() != nil || w.tasks[id] != dt || !dt.failed.Load() || dt.stopping.Load() || dt.held.Load() ||
+		!w.owned.HasTask(cluster.TaskID{Connector: id.Connector, Task: int32(id.Task)}) ||
+		ccfg == nil || tcfg == nil || gen != dt.gen || targetOf(snap, id.Connector) != storage.TargetStarted ||
+		!parseRestartPolicy(ccfg).enable {
+		d.log.Debug("automatic restart dropped: the failed task was replaced or its connector changed", "task", id.String())
+		return
+	}
+	d.log.Info("restarting the failed task", "task", id.String(), "attempt", attempt)
+	d.putTaskStatus(id, storage.StateRestarting, "", false)
+	delete(w.tasks, id)
+	d.stopTasks([]*dtask{dt}, false)
+	w.tasks[id] = d.startTask(d.ctx, id, ccfg, tcfg, gen, false, attempt)
 }
