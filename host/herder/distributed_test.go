@@ -3,6 +3,7 @@ package herder_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -528,4 +529,33 @@ func (t *fakeTask) isPaused() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.paused
+}
+
+// A task that ran for the maximum backoff before failing counts as a first
+// failure again; one that fails soon after its restart uses up the
+// attempts (here one) and stays FAILED.
+func TestDistributedAutoRestartCountsAfresh(t *testing.T) {
+	e := newDEnv(t)
+	in := newFakeInstances()
+	in.failNext("src-0", 1)
+	h := e.start("w1", in, false)
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", restartConfig("sluice.task.restart.max.attempts", "1"), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dWait(t, "the automatic restart", func() bool { return len(in.runs("src-0")) == 2 })
+	dStates(t, h, "src", "RUNNING:RUNNING")
+	time.Sleep(350 * time.Millisecond) // past backoff.max.ms (300)
+	in.task("src-0").fail <- errors.New("failed after a long run")
+	dWait(t, "a restart after the long run", func() bool { return len(in.runs("src-0")) == 3 })
+	dStates(t, h, "src", "RUNNING:RUNNING")
+	in.task("src-0").fail <- errors.New("failed at once")
+	dStates(t, h, "src", "RUNNING:FAILED")
+	time.Sleep(500 * time.Millisecond)
+	if n := len(in.runs("src-0")); n != 3 {
+		t.Fatalf("%d starts, want 3", n)
+	}
+	st, err := h.TaskStatus(ctxT(t), herder.TaskID{Connector: "src", Task: 0})
+	if err != nil || !strings.Contains(st.Trace, "failed at once") {
+		t.Fatalf("status %+v, %v", st, err)
+	}
 }
