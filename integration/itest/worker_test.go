@@ -31,7 +31,14 @@ func fakeWorker(mode string) int {
 		fmt.Fprintln(os.Stderr, "fatal: bad config")
 		return 7
 	case "stubborn":
+		// Notify would undo Ignore, so a stubborn worker waits for a
+		// signal nobody sends.
 		signal.Ignore(syscall.SIGTERM)
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGUSR2)
+		fmt.Println("started")
+		<-ch
+		return 0
 	}
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM)
