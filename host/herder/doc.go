@@ -39,7 +39,9 @@
 // sluice.task.restart.max.attempts times in a row (-1: no limit); a task
 // that ran for the maximum backoff before failing counts afresh. A restart
 // by hand, a reconfiguration, a stop or a delete during the wait wins: the
-// automatic restart then finds the task replaced and does nothing.
+// automatic restart then finds the task replaced and does nothing. In
+// distributed mode the task's owner restarts it with the same backoff; a
+// rebalance that moves the task, or a pause, drops the pending restart.
 //
 // Concurrency. The connector map has its own short lock. Each connector has
 // an operation slot, held for the whole of a lifecycle change, plugin calls
