@@ -254,6 +254,26 @@ func (s *Server) taskConfigs(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, tasks)
 }
 
+// tasksConfig answers the deprecated GET /connectors/{c}/tasks-config:
+// {"<c>-<n>": {task config}, ...}.
+func (s *Server) tasksConfig(c echo.Context) error {
+	name, err := param(c, "connector")
+	if err != nil {
+		return err
+	}
+	tasks, err := call(s, c, func(ctx context.Context) ([]herder.TaskInfo, error) {
+		return s.h.TaskConfigs(ctx, name)
+	})
+	if err != nil {
+		return err
+	}
+	out := make(map[string]map[string]string, len(tasks))
+	for _, t := range tasks {
+		out[t.ID.String()] = t.Config
+	}
+	return writeJSON(c, http.StatusOK, out)
+}
+
 // taskID reads {connector} and {task}; a task that is not an integer is an
 // unknown route to Jersey, hence 404.
 func taskID(c echo.Context) (herder.TaskID, error) {

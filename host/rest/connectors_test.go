@@ -196,8 +196,11 @@ func TestStatusAndTasks(t *testing.T) {
 		{"id":{"connector":"sink","task":0},"config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","tasks.max":"2","file":"/tmp/out.txt","topics":"lines","name":"sink","task.class":"org.apache.kafka.connect.file.FileStreamSinkTask"}},
 		{"id":{"connector":"sink","task":1},"config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","tasks.max":"2","file":"/tmp/out.txt","topics":"lines","name":"sink","task.class":"org.apache.kafka.connect.file.FileStreamSinkTask"}}]`)
 	e.do("GET", "/connectors/nope/tasks", "").expectError(t, 404, "Connector nope not found")
-	// Removed in Kafka 4.0: an unknown route.
-	e.do("GET", "/connectors/sink/tasks-config", "").expectError(t, 404, "HTTP 404 Not Found")
+	// Deprecated in Kafka 3.7, removed in 4.0; still served.
+	e.do("GET", "/connectors/sink/tasks-config", "").expect(t, 200, `{
+		"sink-0":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","tasks.max":"2","file":"/tmp/out.txt","topics":"lines","name":"sink","task.class":"org.apache.kafka.connect.file.FileStreamSinkTask"},
+		"sink-1":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","tasks.max":"2","file":"/tmp/out.txt","topics":"lines","name":"sink","task.class":"org.apache.kafka.connect.file.FileStreamSinkTask"}}`)
+	e.do("GET", "/connectors/nope/tasks-config", "").expectError(t, 404, "Connector nope not found")
 }
 
 func TestRestart(t *testing.T) {

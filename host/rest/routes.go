@@ -33,8 +33,10 @@ func (s *Server) connectorRoutes(e *echo.Echo) {
 	get("/connectors/:connector/offsets", s.getOffsets)
 	e.PATCH("/connectors/:connector/offsets", s.alterOffsets)
 	e.DELETE("/connectors/:connector/offsets", s.resetOffsets)
-	// GET /connectors/{c}/tasks-config was removed in Kafka 4.0 (KIP-970):
-	// no route, so it answers 404 like any unknown path.
+	// GET /connectors/{c}/tasks-config was deprecated in Kafka 3.7 (KIP-970)
+	// and removed in 4.0; Sluice still serves it for tools written against
+	// 3.x.
+	get("/connectors/:connector/tasks-config", s.tasksConfig)
 
 	// The internal endpoints belong to distributed mode: POST
 	// /connectors/{c}/tasks takes a follower's task configs when the herder

@@ -62,7 +62,7 @@ func TestRoutesAndBodies(t *testing.T) {
 	e := startWorker(t, workerOpts{})
 
 	e.mustFail("GET", "/no/such/route", nil, 404, "HTTP 404 Not Found")
-	e.mustFail("GET", "/connectors/x/tasks-config", nil, 404, "HTTP 404 Not Found") // removed in Kafka 4.0
+	e.mustFail("GET", "/connectors/x/tasks-config", nil, 404, "Connector x not found") // deprecated, still served
 	e.mustFail("GET", "/connectors/x/tasks/notanumber/status", nil, 404)
 	r := e.request("DELETE", "/connector-plugins", nil)
 	checkError(t, "DELETE /connector-plugins", r, 405, "HTTP 405 Method Not Allowed")
