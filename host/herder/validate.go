@@ -438,11 +438,15 @@ func editDistance(a, b string) int {
 }
 
 // extensionKeys are the framework settings Sluice adds to Kafka Connect's:
-// automatic task restarts, and a dead letter queue for sources.
+// automatic task restarts, a dead letter queue for sources, and the bounds
+// of a sink batch.
 func extensionKeys(typ string) []string {
 	keys := []string{KeyTaskRestartEnable, KeyTaskRestartMaxAttempts, KeyTaskRestartBackoffInitial, KeyTaskRestartBackoffMax}
-	if typ == TypeSource {
+	switch typ {
+	case TypeSource:
 		keys = append(keys, KeyDLQTopicName, KeyDLQTopicReplicationFactor, KeyDLQContextHeadersEnable)
+	case TypeSink:
+		keys = append(keys, KeySinkBatchMaxRecords, KeySinkBatchMaxBytes)
 	}
 	return keys
 }

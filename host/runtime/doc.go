@@ -73,10 +73,11 @@
 // connect-<connector>), with the cooperative-sticky balancer, auto-commit
 // off and BlockRebalanceOnPoll. Run's goroutine polls up to
 // consumer.max.poll.records, keeps polling what the consumer has already
-// fetched until the batch reaches MaxBatchRecords or MaxBatchBytes (a
+// fetched until the batch reaches MaxBatchRecords or MaxBatchBytes (the
+// connector settings sluice.sink.batch.max.records and .max.bytes; a
 // Sluice choice: one Put per poll, as Kafka Connect does, pays a process
 // crossing per few hundred records; a connector that sets max.poll.records
-// keeps one poll per Put), converts (headers, key, value), applies the
+// and no batch bound keeps one poll per Put), converts (headers, key, value), applies the
 // transforms and Puts the batch. No rebalance comes between those polls:
 // the consumer holds it until the next AllowRebalance, which comes only
 // once the batch is delivered or kept for redelivery. Between batches it applies what the

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -363,6 +365,10 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 		if len(cs.Ignored) > 0 {
 			log.Warn("consumer properties not used", "properties", cs.Ignored)
 		}
+		maxRecs, maxBytes, err := sinkBatchLimits(spec.ConnectorConfig)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", spec.ID, err)
+		}
 		opts := append(base, kgo.ClientID("connector-consumer-"+id.String()))
 		var topics []string
 		for _, t := range strings.Split(spec.TaskConfig[herder.KeyTopics], ",") {
@@ -387,12 +393,36 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 			GroupID:        herder.SinkGroup(id.Connector, spec.ConnectorConfig),
 			ConsumerOpts:   append(opts, cs.Opts...),
 			MaxPollRecords: cs.MaxPollRecords,
-			Timing:         timing,
-			Listener:       lis,
-			Logger:         log,
+			// Unset (zero): the runtime's defaults.
+			MaxBatchRecords: maxRecs,
+			MaxBatchBytes:   maxBytes,
+			Timing:          timing,
+			Listener:        lis,
+			Logger:          log,
 		}))
 	}
 	return nil, fmt.Errorf("task %s: connector class %s is neither a source nor a sink", spec.ID, spec.Class.Name)
+}
+
+// sinkBatchLimits reads sluice.sink.batch.max.records and .max.bytes; zero
+// for what is unset. Validation refused bad values before; a config that
+// bypassed it still fails the task rather than running with a guess.
+func sinkBatchLimits(connCfg map[string]string) (records, bytes int, err error) {
+	for _, s := range []struct {
+		key string
+		v   *int
+	}{{herder.KeySinkBatchMaxRecords, &records}, {herder.KeySinkBatchMaxBytes, &bytes}} {
+		raw := strings.TrimSpace(connCfg[s.key])
+		if raw == "" {
+			continue
+		}
+		n, perr := strconv.ParseInt(raw, 10, 64)
+		if perr != nil || n < 1 || n > math.MaxInt32 && s.key == herder.KeySinkBatchMaxRecords {
+			return 0, 0, fmt.Errorf("%s: invalid value %q: a positive integer is required", s.key, raw)
+		}
+		*s.v = int(n)
+	}
+	return records, bytes, nil
 }
 
 // errorhandlerDLQ says whether the connector has a dead letter queue.
