@@ -74,19 +74,31 @@
 // off and BlockRebalanceOnPoll. Run's goroutine polls up to
 // consumer.max.poll.records, keeps polling what the consumer has already
 // fetched until the batch reaches MaxBatchRecords or MaxBatchBytes (the
-// connector settings sluice.sink.batch.max.records and .max.bytes; a
-// Sluice choice: one Put per poll, as Kafka Connect does, pays a process
-// crossing per few hundred records; a connector that sets max.poll.records
-// and no batch bound keeps one poll per Put), converts (headers, key, value), applies the
-// transforms and Puts the batch. No rebalance comes between those polls:
-// the consumer holds it until the next AllowRebalance, which comes only
-// once the batch is delivered or kept for redelivery. Between batches it applies what the
+// connector settings sluice.sink.batch.max.records and .max.bytes; a Sluice
+// choice: one Put per poll, as Kafka Connect does, pays a process crossing
+// per few hundred records; a connector that sets max.poll.records and no
+// batch bound keeps one poll per Put), converts (headers, key, value),
+// applies the transforms and Puts the batch. No rebalance comes between
+// those polls: the consumer holds it until the next AllowRebalance, which
+// comes only once the batch is delivered or kept for redelivery.
+//
+// Puts are pipelined: a Put runs on a goroutine of its own while Run's
+// goroutine polls (without AllowRebalance, so still no rebalance) and
+// converts the next batch, which is staged; the poll ends when the Put
+// returns. Before the staged batch is put, a waiting rebalance gets its turn
+// (AllowRebalance and a poll on a done context, which waits out a rebalance
+// in progress and takes no records); its callbacks drop the staged records
+// of the partitions they close. The staged batch is thrown away, and the
+// consumer set back to its first offsets, when the plugin asked for a pause,
+// resume or rewind meanwhile, the task was paused, a PreCommit failed, or
+// the Put answered ABORTED: it was read under state that no longer holds,
+// and is read again under the new. Between batches it applies what the
 // plugin asked through the Worker service (pause, resume, rewind, commit,
 // retry backoff: queued, since those calls arrive during Put) and commits
-// every offset.flush.interval.ms: PreCommit is offered the delivered
-// offsets (last delivered + 1, dropped records included) and exactly what
-// it returns is committed, synchronously, ignoring offsets beyond what was
-// delivered or for partitions not owned, as Kafka Connect does.
+// every offset.flush.interval.ms: PreCommit is offered the delivered offsets
+// (last delivered + 1, dropped records included) and exactly what it returns
+// is committed, synchronously, ignoring offsets beyond what was delivered or
+// for partitions not owned, as Kafka Connect does.
 //
 // The rebalance callbacks run on franz-go's group goroutine. Because of
 // BlockRebalanceOnPoll they run only while Run's goroutine is polling,
@@ -109,7 +121,8 @@
 // watcher (which fails the task when the process exits under it) is joined
 // before the kill, and the producer or consumer is closed before Run
 // returns, which ends franz-go's goroutines and runs every outstanding
-// promise. The only thing that may outlive Run is the drain timer's
+// promise. A sink's Put goroutine is joined before the Put's outcome is
+// applied. The only thing that may outlive Run is the drain timer's
 // cancel, a no-op by then. The Worker service's methods run on the
 // plugin's gRPC goroutines and touch only the request queue, the
 // assignment snapshot, the offset store and the failure record.

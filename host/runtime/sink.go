@@ -26,8 +26,9 @@ type topicPartition struct {
 // BlockRebalanceOnPoll the two never overlap in practice (a callback waits
 // until the task goroutine allows rebalancing, which it does only right
 // before it polls again), and mu makes that explicit: the task goroutine
-// holds mu whenever it works on records or calls the plugin, and releases it
-// only to poll; the callbacks take it. The plugin's Worker callbacks never
+// holds mu whenever it works on task state or calls the plugin, and releases
+// it to poll and while a pipelined Put runs (its goroutine calls only Put;
+// the task goroutine then only polls and converts); the callbacks take it. The plugin's Worker callbacks never
 // take mu (they arrive during Put): they queue requests in worker, which the
 // task goroutine applies between batches.
 type sinkTask struct {
@@ -59,7 +60,10 @@ type sinkTask struct {
 	taskPaused  bool
 	// pending is a batch whose Put answered ABORTED, waiting for retryAt;
 	// while it waits, every assigned partition is paused (retryPaused).
-	pending     *sinkBatch
+	pending *sinkBatch
+	// staged is the next batch, polled and converted while the plugin
+	// worked on the previous one, not yet put (see loop).
+	staged      *sinkBatch
 	retryAt     time.Time
 	retryPaused bool
 	backoff     time.Duration
@@ -191,6 +195,14 @@ func (t *sinkTask) start(ctx context.Context) error {
 }
 
 // loop consumes and delivers until Stop (nil) or a failure (the error).
+//
+// Puts are pipelined: while the plugin works on one batch (on a goroutine
+// of deliverPipelined's), the task goroutine polls and converts the next,
+// which waits in staged. No rebalance can come in between (the consumer
+// holds it until AllowRebalance), so a staged batch only ever holds
+// records of open partitions; before it is put, a waiting rebalance gets
+// its turn, and step throws the batch away (the consumer set back to its
+// first offsets) if anything it was read under has changed.
 func (t *sinkTask) loop(ctx context.Context) error {
 	for {
 		gen := t.generation()
@@ -202,7 +214,15 @@ func (t *sinkTask) loop(ctx context.Context) error {
 			return nil
 		}
 		t.mu.Lock()
+		staged := t.staged != nil
+		t.mu.Unlock()
+		if staged {
+			t.yieldToRebalance(ctx)
+		}
+		t.mu.Lock()
 		err := t.step(ctx, paused)
+		b := t.staged
+		t.staged = nil
 		t.mu.Unlock()
 		if err != nil {
 			if errors.Is(err, errStopped) {
@@ -215,24 +235,53 @@ func (t *sinkTask) loop(ctx context.Context) error {
 		} else {
 			t.report(stateRunning)
 		}
-		recs := t.poll(ctx, gen)
-		if len(recs) == 0 {
-			continue
+		if b == nil {
+			recs := t.poll(ctx, gen)
+			if len(recs) == 0 {
+				continue
+			}
+			t.mu.Lock()
+			b, err = t.convertNew(ctx, recs)
+			t.mu.Unlock()
+			if err != nil {
+				if errors.Is(err, errStopped) {
+					continue
+				}
+				return err
+			}
+			if b == nil {
+				continue
+			}
 		}
-		t.mu.Lock()
-		err = t.deliverNew(ctx, recs)
-		t.mu.Unlock()
-		if err != nil && !errors.Is(err, errStopped) {
+		if err := t.deliverPipelined(ctx, b); err != nil && !errors.Is(err, errStopped) {
 			return err
 		}
 	}
 }
 
+// yieldToRebalance lets a rebalance that is waiting for the task's records
+// run before the staged batch is put. A poll with a context already done
+// waits out a rebalance in progress, takes no records and blocks the next
+// rebalance again until AllowRebalance (franz-go v1.22.3, PollRecords with
+// BlockRebalanceOnPoll). The callbacks trim the staged batch of the
+// partitions they close.
+func (t *sinkTask) yieldToRebalance(ctx context.Context) {
+	t.client.AllowRebalance()
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	t.client.PollRecords(cctx, 1)
+}
+
 // step applies what changed since the last batch: the plugin's requests,
-// the task's pause state, a due commit, a due redelivery. Holds mu.
+// the task's pause state, a due commit, a due redelivery. A staged batch
+// is thrown away when the plugin asked for anything, the task is paused or
+// a batch waits for redelivery. Holds mu.
 func (t *sinkTask) step(ctx context.Context, paused bool) error {
 	commit := t.applyRequests()
 	t.taskPaused = paused
+	if paused || t.pending != nil {
+		t.discardStaged()
+	}
 	t.applyPauses()
 	if commit || !time.Now().Before(t.nextFlush) {
 		t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
@@ -246,24 +295,36 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 	return nil
 }
 
-// poll lets a waiting rebalance through, then polls until records come, the
-// next commit or redelivery is due, or something interrupts it. Once
-// records came, it keeps taking what the consumer has already buffered, a
-// consumer.max.poll.records at a time, until the batch reaches
-// MaxBatchRecords or MaxBatchBytes or nothing more is buffered: one Put
-// then carries several polls (each Put crosses a process boundary, so
-// fewer, larger Puts cost less per record). No rebalance can come between
-// these polls: the consumer blocks it until the next AllowRebalance.
-func (t *sinkTask) poll(ctx context.Context, gen uint64) []*kgo.Record {
+// pollDeadline is when a poll gives up waiting: the next commit or
+// redelivery. Holds mu (or runs while no callback can).
+func (t *sinkTask) pollDeadline() time.Time {
 	deadline := t.nextFlush
 	if t.pending != nil && t.retryAt.Before(deadline) {
 		deadline = t.retryAt
 	}
+	return deadline
+}
+
+// poll lets a waiting rebalance through, then polls until records come, the
+// next commit or redelivery is due, or something interrupts it (gather).
+func (t *sinkTask) poll(ctx context.Context, gen uint64) []*kgo.Record {
+	deadline := t.pollDeadline()
 	t.client.AllowRebalance()
 	pctx, done := t.interruptible(ctx, true, gen)
 	defer done()
 	cctx, cancel := context.WithDeadline(pctx, deadline)
 	defer cancel()
+	return t.gather(cctx)
+}
+
+// gather polls until records come or ctx ends. Once records came, it keeps
+// taking what the consumer has already buffered, a
+// consumer.max.poll.records at a time, until the batch reaches
+// MaxBatchRecords or MaxBatchBytes or nothing more is buffered: one Put
+// then carries several polls (each Put crosses a process boundary, so
+// fewer, larger Puts cost less per record). No rebalance can come between
+// these polls: the consumer blocks it until the next AllowRebalance.
+func (t *sinkTask) gather(cctx context.Context) []*kgo.Record {
 	recs := t.pollOnce(cctx, t.cfg.MaxPollRecords)
 	if len(recs) == 0 {
 		return nil
@@ -331,6 +392,7 @@ func (t *sinkTask) teardown(ctx context.Context, reason error, stopWatching func
 	}
 	t.closed = true
 	t.pending = nil
+	t.staged = nil
 	t.mu.Unlock()
 	if reason == nil {
 		reason = t.failed()

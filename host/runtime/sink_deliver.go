@@ -30,10 +30,11 @@ type sinkBatch struct {
 	req  *pluginv1.PutRequest
 }
 
-// deliverNew converts freshly polled records and puts them. Holds mu.
-func (t *sinkTask) deliverNew(ctx context.Context, recs []*kgo.Record) error {
+// convertNew converts freshly polled records into a batch; nil when none
+// is left to deliver. Holds mu.
+func (t *sinkTask) convertNew(ctx context.Context, recs []*kgo.Record) (*sinkBatch, error) {
 	if t.closed {
-		return nil
+		return nil, nil
 	}
 	// A rebalance may not reach us between poll and here, but a rewind or
 	// a revocation applied before this poll leaves nothing to skip; still,
@@ -48,13 +49,90 @@ func (t *sinkTask) deliverNew(ctx context.Context, recs []*kgo.Record) error {
 		return !lastOpen
 	})
 	if len(recs) == 0 {
-		return nil
+		return nil, nil
 	}
-	b, err := t.convert(ctx, recs)
-	if err != nil {
+	return t.convert(ctx, recs)
+}
+
+// deliverPipelined puts b on a goroutine of its own and meanwhile polls
+// and converts the next batch, which it leaves in staged. The poll takes
+// no AllowRebalance (so no rebalance, and no callback, can run until the
+// next one), and it ends when the Put returns, when the plugin or the
+// herder asks for something (their pokes interrupt it), or at the next
+// commit. Called without mu; the Put's outcome is applied under it, as
+// deliver does.
+func (t *sinkTask) deliverPipelined(ctx context.Context, b *sinkBatch) error {
+	t.mu.Lock()
+	if len(b.records) == 0 || t.taskPaused || t.pending != nil {
+		defer t.mu.Unlock()
+		return t.deliver(ctx, b)
+	}
+	deadline := t.pollDeadline()
+	t.mu.Unlock()
+
+	pctx, done := t.interruptible(ctx, true, t.generation())
+	defer done()
+	pctx, stopPoll := context.WithDeadline(pctx, deadline)
+	defer stopPoll()
+	putErr := make(chan error, 1)
+	t.worker.setBatch(b.consumed)
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+		err := t.plugin.Put(cctx, b.req)
+		cancel()
+		stopPoll()
+		putErr <- err
+	}()
+	var next *sinkBatch
+	var convErr error
+	if recs := t.gather(pctx); len(recs) > 0 {
+		// Every record is of an open partition: no callback has run
+		// since the poll that let the last rebalance through.
+		next, convErr = t.convert(ctx, recs)
+	}
+	err := <-putErr
+	t.worker.setBatch(nil)
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.afterPut(ctx, b, err); err != nil {
 		return err
 	}
-	return t.deliver(ctx, b)
+	if convErr != nil {
+		return convErr
+	}
+	t.staged = next
+	if t.pending != nil {
+		// ABORTED: nothing newer may go out before the batch does.
+		t.discardStaged()
+	}
+	return nil
+}
+
+// discardStaged throws the staged batch away and sets the consumer back to
+// its first record of every partition still open, so those records are
+// polled again. Holds mu; no rebalance may run (the task holds records).
+func (t *sinkTask) discardStaged() {
+	b := t.staged
+	if b == nil {
+		return
+	}
+	t.staged = nil
+	set := map[string]map[int32]kgo.EpochOffset{}
+	for _, r := range b.consumed {
+		if !t.assigned[topicPartition{r.Topic, r.Partition}] {
+			continue
+		}
+		if set[r.Topic] == nil {
+			set[r.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		if _, ok := set[r.Topic][r.Partition]; !ok {
+			set[r.Topic][r.Partition] = kgo.EpochOffset{Epoch: -1, Offset: r.Offset}
+		}
+	}
+	if len(set) > 0 {
+		t.client.SetOffsets(set)
+	}
 }
 
 // convert turns consumed records into a Put batch: header, key and value
@@ -191,32 +269,39 @@ func (t *sinkTask) toConnect(kr *kgo.Record, sr *data.SinkRecord) (Stage, error)
 // redelivery after the backoff, with every partition paused meanwhile (no
 // new records overtake it); anything else fails the task. Holds mu.
 func (t *sinkTask) deliver(ctx context.Context, b *sinkBatch) error {
+	var err error
 	if len(b.records) > 0 {
 		t.worker.setBatch(b.consumed)
 		cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
-		err := t.plugin.Put(cctx, b.req)
+		err = t.plugin.Put(cctx, b.req)
 		cancel()
 		t.worker.setBatch(nil)
-		if err != nil {
-			if ctx.Err() != nil {
-				return errStopped
-			}
-			if f := t.failed(); f != nil {
-				return f
-			}
-			if wire.KindOf(err) != wire.KindRetriable {
-				return fmt.Errorf("put: %w", err)
-			}
-			// A backoff the task set during this Put applies to it
-			// (SinkTaskContext.timeout before throwing RetriableException).
-			t.takeBackoff()
-			t.log.Warn("put asked for redelivery", "records", len(b.records), "backoff", t.backoff, "error", err)
-			t.pending = b
-			t.retryAt = time.Now().Add(t.backoff)
-			t.retryPaused = true
-			t.applyPauses()
-			return nil
+	}
+	return t.afterPut(ctx, b, err)
+}
+
+// afterPut applies the outcome of b's Put (err), as deliver describes.
+// Holds mu.
+func (t *sinkTask) afterPut(ctx context.Context, b *sinkBatch, err error) error {
+	if err != nil {
+		if ctx.Err() != nil {
+			return errStopped
 		}
+		if f := t.failed(); f != nil {
+			return f
+		}
+		if wire.KindOf(err) != wire.KindRetriable {
+			return fmt.Errorf("put: %w", err)
+		}
+		// A backoff the task set during this Put applies to it
+		// (SinkTaskContext.timeout before throwing RetriableException).
+		t.takeBackoff()
+		t.log.Warn("put asked for redelivery", "records", len(b.records), "backoff", t.backoff, "error", err)
+		t.pending = b
+		t.retryAt = time.Now().Add(t.backoff)
+		t.retryPaused = true
+		t.applyPauses()
+		return nil
 	}
 	for tp, off := range b.next {
 		if t.assigned[tp] {
@@ -233,14 +318,21 @@ func (t *sinkTask) deliver(ctx context.Context, b *sinkBatch) error {
 	return nil
 }
 
-// dropPending removes the pending batch's records of partitions the task
-// no longer reads from where the batch left off (revoked or rewound).
-// Holds mu.
+// dropPending removes the records of partitions the task no longer reads
+// from where they left off (revoked or rewound) from the pending and the
+// staged batch. Holds mu.
 func (t *sinkTask) dropPending(drop func(topicPartition) bool) {
-	b := t.pending
-	if b == nil {
-		return
+	if t.pending != nil && t.trim(t.pending, drop) {
+		t.pending = nil
 	}
+	if t.staged != nil && t.trim(t.staged, drop) {
+		t.staged = nil
+	}
+}
+
+// trim removes b's records of the partitions drop names and reports
+// whether nothing is left of b.
+func (t *sinkTask) trim(b *sinkBatch, drop func(topicPartition) bool) (empty bool) {
 	keep := b.records[:0:0]
 	for _, r := range b.records {
 		if !drop(topicPartition{r.OriginalTopic, r.OriginalPartition}) {
@@ -252,21 +344,21 @@ func (t *sinkTask) dropPending(drop func(topicPartition) bool) {
 			delete(b.next, tp)
 		}
 	}
-	if len(keep) == len(b.records) {
-		return
-	}
-	b.records = keep
 	b.consumed = slices.DeleteFunc(slices.Clone(b.consumed), func(r *kgo.Record) bool {
 		return drop(topicPartition{r.Topic, r.Partition})
 	})
+	if len(keep) == len(b.records) {
+		return len(b.next) == 0 && len(b.records) == 0
+	}
+	b.records = keep
 	if len(keep) == 0 && len(b.next) == 0 {
-		t.pending = nil
-		return
+		return true
 	}
 	if err := b.encode(); err != nil {
 		// Re-encoding a subset of records that encoded before cannot fail.
 		t.fail(err)
 	}
+	return false
 }
 
 // applyPauses makes the consumer's paused partitions what the task wants:
@@ -415,6 +507,9 @@ func (t *sinkTask) rewindToCommitted(tps []topicPartition) {
 		rewound[tp] = true
 	}
 	if len(set) > 0 {
+		// The staged batch was read past these offsets; it goes first,
+		// so the rewind is the last word on where the consumer reads.
+		t.discardStaged()
 		t.client.SetOffsets(set)
 		t.dropPending(func(tp topicPartition) bool { return rewound[tp] })
 	}

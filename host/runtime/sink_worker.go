@@ -75,6 +75,11 @@ func (t *sinkTask) applyRequests() (commit bool) {
 	w.ops, w.commit = nil, false
 	w.mu.Unlock()
 	t.takeBackoff()
+	if len(ops) > 0 {
+		// The staged batch was read under the old pauses and positions:
+		// it is polled again under the new ones.
+		t.discardStaged()
+	}
 	for _, op := range ops {
 		switch op.kind {
 		case opPause, opResume:
