@@ -18,8 +18,9 @@
 // The Listener hears, in order and from Run's goroutine:
 //
 //	OnRunning  after Start succeeded and whenever the task resumes
-//	OnPaused   when the task stops moving records (also instead of
-//	           OnRunning when paused before it ever ran)
+//	OnPaused   when the task stops moving records: a source task once the
+//	           records it polled before the pause are written (also instead
+//	           of OnRunning when paused before it ever ran)
 //	OnStopped  once, after a Stop (or ctx cancellation) ended the task
 //	OnFailed   once, after a failure ended it, with the plugin's trace
 //

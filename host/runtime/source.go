@@ -175,6 +175,12 @@ func (t *sourceTask) loop(ctx context.Context) error {
 			continue
 		}
 		if paused {
+			// PAUSED means nothing more lands in Kafka: records polled
+			// before the pause are written (or fail) first.
+			if _, n := t.tracker.inflight(); n > 0 {
+				t.wait(ctx, time.Until(t.nextFlush), true)
+				continue
+			}
 			t.report(statePaused)
 			t.wait(ctx, time.Until(t.nextFlush), false)
 			continue
