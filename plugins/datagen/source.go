@@ -124,7 +124,8 @@ func (t *DatagenTask) Start(ctx context.Context, tc pluginsdk.SourceTaskContext,
 	if t.now == nil {
 		t.now = time.Now
 	}
-	t.log = pluginsdk.Logger().With("task", s.taskIndex)
+	// The worker tags every line with the connector and task already.
+	t.log = pluginsdk.Logger()
 	t.partition = map[string]any{taskField: int64(s.taskIndex)}
 	off, err := tc.Offset(ctx, t.partition)
 	if err != nil {
