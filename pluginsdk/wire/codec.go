@@ -39,6 +39,27 @@ func (c *codec) Marshal(v any) (mem.BufferSlice, error) {
 	if m == nil {
 		return nil, fmt.Errorf("proto: cannot marshal %T: not a protobuf message", v)
 	}
+	// Poll answers and Put requests are written by hand (fastencode.go)
+	// when they hold nothing the hand encoder leaves to protobuf.
+	if size, ok := fastSize(v); ok {
+		var buf *[]byte
+		var b []byte
+		if mem.IsBelowBufferPoolingThreshold(size) {
+			b = make([]byte, size)
+		} else {
+			buf = c.pool.Get(size)
+			b = (*buf)[:size]
+		}
+		if fastEncode(b, v) {
+			if buf == nil {
+				return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+			}
+			return mem.BufferSlice{mem.NewBuffer(buf, c.pool)}, nil
+		}
+		if buf != nil {
+			c.pool.Put(buf)
+		}
+	}
 	// UseCachedSize below relies on this Size call, as in gRPC's codec.
 	size := proto.Size(m)
 	opts := proto.MarshalOptions{UseCachedSize: true}

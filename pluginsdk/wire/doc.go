@@ -51,4 +51,7 @@
 // messages of the data path, a Poll answer and a Put request, by hand
 // (fastdecode.go): records come from slabs and their bytes and strings
 // alias a buffer the message keeps, and anything unusual goes to protobuf.
+// It encodes them by hand too (fastencode.go): one sizing pass, then the
+// bytes written back to front into one buffer, byte for byte protobuf's
+// deterministic output; messages it does not handle go to proto.Marshal.
 package wire
