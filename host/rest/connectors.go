@@ -238,13 +238,7 @@ func (s *Server) connectorStatus(c echo.Context) error {
 }
 
 func (s *Server) taskConfigs(c echo.Context) error {
-	name, err := param(c, "connector")
-	if err != nil {
-		return err
-	}
-	tasks, err := call(s, c, func(ctx context.Context) ([]herder.TaskInfo, error) {
-		return s.h.TaskConfigs(ctx, name)
-	})
+	tasks, err := s.fetchTaskConfigs(c)
 	if err != nil {
 		return err
 	}
@@ -257,13 +251,7 @@ func (s *Server) taskConfigs(c echo.Context) error {
 // tasksConfig answers the deprecated GET /connectors/{c}/tasks-config:
 // {"<c>-<n>": {task config}, ...}.
 func (s *Server) tasksConfig(c echo.Context) error {
-	name, err := param(c, "connector")
-	if err != nil {
-		return err
-	}
-	tasks, err := call(s, c, func(ctx context.Context) ([]herder.TaskInfo, error) {
-		return s.h.TaskConfigs(ctx, name)
-	})
+	tasks, err := s.fetchTaskConfigs(c)
 	if err != nil {
 		return err
 	}
@@ -272,6 +260,17 @@ func (s *Server) tasksConfig(c echo.Context) error {
 		out[t.ID.String()] = t.Config
 	}
 	return writeJSON(c, http.StatusOK, out)
+}
+
+// fetchTaskConfigs asks the herder for the task configs of {connector}.
+func (s *Server) fetchTaskConfigs(c echo.Context) ([]herder.TaskInfo, error) {
+	name, err := param(c, "connector")
+	if err != nil {
+		return nil, err
+	}
+	return call(s, c, func(ctx context.Context) ([]herder.TaskInfo, error) {
+		return s.h.TaskConfigs(ctx, name)
+	})
 }
 
 // taskID reads {connector} and {task}; a task that is not an integer is an

@@ -5,7 +5,9 @@
 package configdoc
 
 import (
+	"os"
 	"strings"
+	"testing"
 
 	"github.com/sluice-io/sluice/pluginsdk/config"
 )
@@ -67,4 +69,34 @@ func Replace(readme, name, table string) (string, bool) {
 		return readme, false
 	}
 	return readme[:i] + begin(name) + table + readme[i+j:], true
+}
+
+// CheckREADME fails t unless the README at path shows, for every named
+// section, the current settings table of its definition; with update it
+// rewrites those sections instead. Each plugin's README test calls it.
+func CheckREADME(t testing.TB, path string, update bool, tables map[string]*config.Def) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for name, def := range tables {
+		table := Table(def)
+		if update {
+			var ok bool
+			if readme, ok = Replace(readme, name, table); !ok {
+				t.Fatalf("README has no section %q", name)
+			}
+			continue
+		}
+		if !Check(readme, name, table) {
+			t.Errorf("README section %q is not the current settings table (run go test -run README -update); want:\n%s", name, table)
+		}
+	}
+	if update {
+		if err := os.WriteFile(path, []byte(readme), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
