@@ -20,7 +20,8 @@ import (
 // CPU on incompressible random values on the cores the pipeline runs on
 // and make the two unlike. Pipeline benchmarks report their throughput as
 // a ratio to one of these; the consume baselines and the sink benchmarks
-// read the same uncompressed topic.
+// read the same uncompressed topic. The consume-group baselines do a sink's
+// work (join a group, commit) where the consume baselines only read.
 func init() {
 	for _, parts := range []int32{1, 6} {
 		Register(Benchmark{
@@ -35,6 +36,16 @@ func init() {
 			Name: fmt.Sprintf("baseline/consume-p%d", parts),
 			Run: func(ctx context.Context, env *BenchEnv) (Result, error) {
 				return consumeBaseline(ctx, env, parts)
+			},
+		})
+	}
+	// Right after the bare consumers, so that the table shows the two
+	// kinds of consumer side by side (see baseline_group.go).
+	for _, parts := range []int32{1, 6} {
+		Register(Benchmark{
+			Name: fmt.Sprintf("baseline/consume-group-p%d", parts),
+			Run: func(ctx context.Context, env *BenchEnv) (Result, error) {
+				return consumeGroupBaseline(ctx, env, parts)
 			},
 		})
 	}

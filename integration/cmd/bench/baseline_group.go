@@ -1,0 +1,213 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// groupCommitEvery is how often the group baselines commit: the
+// offset.flush.interval.ms the pipeline benchmarks give the worker (see
+// pipelineWorkerProps).
+const groupCommitEvery = 200 * time.Millisecond
+
+// consumeGroupBaseline does with raw franz-go the work a sink task does
+// around its plugin, so that the noop sink can be compared with like work:
+// it joins a fresh consumer group with the worker's balancer, reads the
+// filled topic from the start and commits what it polled every
+// groupCommitEvery, plus once when it has read everything. It is timed the
+// way noopSinkBench is: from the client's creation until the group's
+// committed offsets, fetched every pollEvery, reach the end of every
+// partition.
+func consumeGroupBaseline(ctx context.Context, env *BenchEnv, parts int32) (Result, error) {
+	topic, err := env.FilledTopic(ctx, parts)
+	if err != nil {
+		return Result{}, err
+	}
+	admCl, err := env.NewClient()
+	if err != nil {
+		return Result{}, err
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	var end int64
+	ends.Each(func(o kadm.ListedOffset) { end += o.Offset })
+	if end != int64(env.Records) {
+		return Result{}, fmt.Errorf("%s holds %d records, want %d", topic, end, env.Records)
+	}
+
+	group := fmt.Sprintf("bench-%s-%d", topic, time.Now().UnixNano())
+	// The first group to ask for its coordinator makes a fresh broker
+	// create __consumer_offsets (0.3 s measured): a cost the broker pays
+	// once, not one of a consumer's, so it is paid before the clock starts.
+	if err := awaitCoordinator(ctx, adm, group); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	cl, err := env.NewClient(
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(topic),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(),
+	)
+	if err != nil {
+		return Result{}, err
+	}
+	// Closing leaves the group; it happens after the clock stops, as the
+	// sink's connector is deleted after it.
+	defer cl.Close()
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan groupConsumed, 1)
+	go func() { done <- consumeAndCommit(cctx, cl, topic, env.Records) }()
+	// wait hands back the consumer's outcome: the goroutine must have
+	// returned before cl is closed.
+	var (
+		got      groupConsumed
+		finished bool
+	)
+	wait := func() groupConsumed {
+		if !finished {
+			got, finished = <-done, true
+		}
+		return got
+	}
+	defer func() { cancel(); wait() }()
+
+	var committed int64
+	for {
+		offs, err := adm.FetchOffsets(ctx, group)
+		if err != nil && !kerr.IsRetriable(err) {
+			// Retriable: a new group's coordinator may not be ready yet.
+			return Result{}, fmt.Errorf("committed offsets of %s: %w", group, err)
+		}
+		committed = 0
+		offs.Each(func(o kadm.OffsetResponse) {
+			if o.Topic == topic && o.Err == nil {
+				committed += o.At
+			}
+		})
+		if committed >= end {
+			break
+		}
+		select {
+		case c := <-done:
+			got, finished = c, true
+			if c.err != nil {
+				return Result{}, c.err
+			}
+			// Read and committed; the next fetch sees it.
+			done = nil
+		case <-time.After(pollEvery):
+		case <-ctx.Done():
+			return Result{}, fmt.Errorf("group %s: committed %d of %d: %w", group, committed, end, ctx.Err())
+		}
+	}
+	stop := time.Now()
+	secs := stop.Sub(start).Seconds()
+	if committed != end {
+		return Result{}, fmt.Errorf("group %s committed %d, beyond the end %d", group, committed, end)
+	}
+	// The consumer has polled every record before it can commit the end,
+	// so it is at most finishing its last commit here.
+	c := wait()
+	if c.err != nil {
+		return Result{}, c.err
+	}
+	if c.records != env.Records {
+		return Result{}, fmt.Errorf("group %s read %d records from %s, it holds %d", group, c.records, topic, env.Records)
+	}
+	fmt.Printf("  baseline/consume-group-p%d: first records polled %.2fs after the client's creation; all read at %.2fs, committed seen at %.2fs\n",
+		parts, c.first.Sub(start).Seconds(), c.last.Sub(start).Seconds(), secs)
+	return Result{Records: c.records, Bytes: c.bytes, Seconds: secs}, nil
+}
+
+// awaitCoordinator waits until the coordinator of group answers.
+func awaitCoordinator(ctx context.Context, adm *kadm.Client, group string) error {
+	for {
+		_, err := adm.FetchOffsets(ctx, group)
+		if err == nil {
+			return nil
+		}
+		if !kerr.IsRetriable(err) {
+			return fmt.Errorf("coordinator of %s: %w", group, err)
+		}
+		if err := sleepCtx(ctx, pollEvery); err != nil {
+			return fmt.Errorf("coordinator of %s: %w", group, err)
+		}
+	}
+}
+
+// groupConsumed is what consumeAndCommit read, or why it stopped.
+type groupConsumed struct {
+	records int
+	bytes   int64
+	// first and last are when the first and the last records were
+	// polled: the first shows the cost of joining the group.
+	first, last time.Time
+	err         error
+}
+
+// consumeAndCommit polls until it has read want records, committing what
+// it polled whenever groupCommitEvery has passed and once at the end. As
+// the worker's sink task does, it bounds each poll by the next commit so
+// that commits stay on time when no records come.
+func consumeAndCommit(ctx context.Context, cl *kgo.Client, topic string, want int) groupConsumed {
+	var c groupConsumed
+	fail := func(what string, err error) groupConsumed {
+		c.err = fmt.Errorf("group consumer of %s: %s after %d of %d records: %w", topic, what, c.records, want, err)
+		return c
+	}
+	next := time.Now().Add(groupCommitEvery)
+	for c.records < want {
+		pctx, cancel := context.WithDeadline(ctx, next)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return fail("poll", err)
+		}
+		var fetchErr error
+		fs.EachError(func(t string, p int32, err error) {
+			// The poll's own deadline comes back as a fetch error of no
+			// partition: time to commit, not a failure.
+			if t == "" && p == -1 && errors.Is(err, context.DeadlineExceeded) {
+				return
+			}
+			fetchErr = fmt.Errorf("partition %d: %w", p, err)
+		})
+		if fetchErr != nil {
+			return fail("fetch", fetchErr)
+		}
+		if c.first.IsZero() && !fs.Empty() {
+			c.first = time.Now()
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			c.records++
+			c.bytes += int64(len(r.Key) + len(r.Value))
+		})
+		if !time.Now().Before(next) {
+			next = time.Now().Add(groupCommitEvery)
+			if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+				return fail("commit", err)
+			}
+		}
+	}
+	c.last = time.Now()
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		return fail("final commit", err)
+	}
+	return c
+}
