@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/sluice-io/sluice/host/cli"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
 )
 
 // Version is the Sluice release; release builds set it with
@@ -28,8 +29,10 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := wire.StartProfile("worker")
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	stopProfile()
 	os.Exit(code)
 }
 
