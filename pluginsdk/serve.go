@@ -69,6 +69,11 @@ func Serve(classes ...Class) {
 		fmt.Fprintln(os.Stderr, "pluginsdk:", err)
 		os.Exit(1)
 	}
+	name := "plugin"
+	if c := os.Getenv(wire.EnvConnector); c != "" {
+		name += "-" + c + "-" + os.Getenv(wire.EnvTask)
+	}
+	defer wire.StartProfile(name)()
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: wire.VersionedPlugins(srv.servers()),
@@ -76,7 +81,7 @@ func Serve(classes ...Class) {
 			// Sink batches flow worker→plugin; gRPC's default 4 MiB receive
 			// limit would reject large ones.
 			// wire.Codec keeps the large buffers of Poll answers and Puts.
-			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(wire.MaxMessageBytes), grpc.MaxSendMsgSize(wire.MaxMessageBytes),
+			return grpc.NewServer(append(append(opts, wire.ServerOptions()...),
 				grpc.ForceServerCodecV2(wire.Codec()))...)
 		},
 		Logger: log,

@@ -25,6 +25,9 @@ type sinkInstance struct {
 	// busy admits one call at a time (the contract never overlaps them);
 	// Stop takes it to wait for a running Put it has cancelled.
 	busy chan struct{}
+	// shared is the region the worker offered, if it could be mapped:
+	// batches may then arrive through it.
+	shared *wire.SharedRegion
 }
 
 type sinkService struct {
@@ -71,10 +74,12 @@ func (ks *sinkService) Start(ctx context.Context, req *pluginv1.SinkTaskStartReq
 		return nil, toStatus(ctx, err)
 	}
 	life, cancel := context.WithCancel(context.Background())
-	inst := &sinkInstance{task: task, w: &workerClient{target: req.GetWorkerTarget()}, life: life, cancel: cancel, busy: make(chan struct{}, 1)}
+	inst := &sinkInstance{task: task, w: &workerClient{target: req.GetWorkerTarget()}, life: life, cancel: cancel, busy: make(chan struct{}, 1),
+		shared: mapShared(ks.s.log, req.GetSharedMemory())}
 	role := fmt.Sprintf("sink task %s-%d (%s)", req.GetConnectorName(), req.GetTaskId(), ci.Name)
 	if err := ks.s.claim(role, func() { ks.s.sink = inst }); err != nil {
 		cancel()
+		closeShared(inst.shared)
 		return nil, err
 	}
 	cctx, done := callContext(ctx, life)
@@ -87,7 +92,7 @@ func (ks *sinkService) Start(ctx context.Context, req *pluginv1.SinkTaskStartReq
 	if err != nil {
 		return nil, toStatus(ctx, fmt.Errorf("start sink task %s-%d: %w", req.GetConnectorName(), req.GetTaskId(), err))
 	}
-	return &pluginv1.SinkTaskStartResponse{}, nil
+	return &pluginv1.SinkTaskStartResponse{SharedMemory: inst.shared != nil}, nil
 }
 
 func (ks *sinkService) Open(ctx context.Context, req *pluginv1.OpenRequest) (*pluginv1.OpenResponse, error) {
@@ -126,6 +131,17 @@ func (ks *sinkService) Put(ctx context.Context, req *pluginv1.PutRequest) (*plug
 		return nil, err
 	}
 	defer exit()
+	if ref := req.GetShared(); ref != nil {
+		if inst.shared == nil {
+			return nil, status.Error(codes.InvalidArgument, "put: batch in shared memory, but none was accepted")
+		}
+		// Copied out of the region: the task may keep records after Put
+		// returns, when the worker writes the next batch there.
+		req = &pluginv1.PutRequest{}
+		if err := inst.shared.Take(ref, req); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "put: %v", err)
+		}
+	}
 	recs, err := wire.DecodeSinkRecords(req.GetSchemas(), req.GetRecords())
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "put: decode records: %v", err)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
@@ -54,6 +55,10 @@ type sourceInstance struct {
 	// ackMu orders acknowledgements: CommitRecord calls never overlap.
 	ackMu    sync.Mutex
 	inflight map[uint64]*data.SourceRecord
+
+	// shared is the region the worker offered, if it could be mapped: Poll
+	// answers are written into it, by the pollSem holder.
+	shared *wire.SharedRegion
 }
 
 type sourceService struct {
@@ -92,6 +97,7 @@ func (ss *sourceService) Start(ctx context.Context, req *pluginv1.SourceTaskStar
 		life: life, cancel: cancel,
 		pollSem: make(chan struct{}, 1), nextSeq: 1,
 		inflight: map[uint64]*data.SourceRecord{},
+		shared:   mapShared(ss.s.log, req.GetSharedMemory()),
 	}
 	inst.committer, _ = task.(Committer)
 	inst.acker, _ = task.(RecordCommitter)
@@ -102,6 +108,7 @@ func (ss *sourceService) Start(ctx context.Context, req *pluginv1.SourceTaskStar
 	role := fmt.Sprintf("source task %s-%d (%s)", req.GetConnectorName(), req.GetTaskId(), ci.Name)
 	if err := ss.s.claim(role, func() { ss.s.source = inst }); err != nil {
 		cancel()
+		closeShared(inst.shared)
 		return nil, err
 	}
 	cctx, done := callContext(ctx, life)
@@ -114,7 +121,7 @@ func (ss *sourceService) Start(ctx context.Context, req *pluginv1.SourceTaskStar
 	if err != nil {
 		return nil, toStatus(ctx, fmt.Errorf("start source task %s-%d: %w", req.GetConnectorName(), req.GetTaskId(), err))
 	}
-	return &pluginv1.SourceTaskStartResponse{RecordAcks: inst.acker != nil}, nil
+	return &pluginv1.SourceTaskStartResponse{RecordAcks: inst.acker != nil, SharedMemory: inst.shared != nil}, nil
 }
 
 func (ss *sourceService) Poll(ctx context.Context, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
@@ -147,6 +154,13 @@ func (ss *sourceService) Poll(ctx context.Context, req *pluginv1.PollRequest) (*
 	resp, err := inst.poll(ctx, ss.s, req)
 	if err != nil {
 		return nil, toStatus(ctx, fmt.Errorf("poll: %w", err))
+	}
+	if inst.shared != nil && len(resp.Records) > 0 {
+		// The worker reads the region before its next Poll, which cannot
+		// write it before this one is answered (pollSem is still held).
+		if ref, ok := inst.shared.Place(resp); ok {
+			resp = &pluginv1.PollResponse{Shared: ref}
+		}
 	}
 	if inst.prefetch && inst.pendingErr == nil && inst.life.Err() == nil {
 		// Fill the next batch while the worker handles this one; the

@@ -59,6 +59,9 @@ const (
 	WorkerUnsyncBackoffMs        = "worker.unsync.backoff.ms"
 	ConnectProtocol              = "connect.protocol"
 	ExactlyOnceSourceSupport     = "exactly.once.source.support"
+	// TaskSharedMemoryBytes is Sluice's own: the size of the memory region
+	// each task shares with its plugin process for record batches.
+	TaskSharedMemoryBytes = "sluice.task.shared.memory.bytes"
 )
 
 // Prefixes of settings passed through to Kafka clients and converters.
@@ -100,6 +103,8 @@ func baseDef() *def.Def {
 		Importance: def.Low, Group: groupOffsets, Doc: "How long an offset commit may take, in milliseconds, before it is abandoned until the next one."})
 	d.Define(def.Key{Name: TaskShutdownGracefulTimeout, Type: def.Long, Default: int64(5000), Validator: def.AtLeast(0),
 		Importance: def.Low, Group: groupCommon, Doc: "How long the tasks being stopped together may drain, in milliseconds, before their plugins are killed."})
+	d.Define(def.Key{Name: TaskSharedMemoryBytes, Type: def.Long, Default: int64(32 << 20), Validator: def.AtLeast(0),
+		Importance: def.Low, Group: groupCommon, Doc: "Size in bytes of the memory each task shares with its plugin process: record batches up to this size pass through it rather than through the gRPC connection (only pages a batch touches are used). 0: every batch goes through gRPC. Plugins that do not support it get batches through gRPC anyway."})
 	d.Define(def.Key{Name: PluginPath, Type: def.List,
 		Importance: def.Low, Group: groupPlugins, Doc: "Directories holding plugin binaries, comma-separated. A plugins directory next to the sluice binary (bin/plugins) is searched too when it exists."})
 	d.Define(def.Key{Name: PluginDiscovery, Type: def.String, Default: "hybrid_warn", Validator: def.CaseInsensitiveValidString("only_scan", "hybrid_warn", "hybrid_fail", "service_load"),

@@ -39,6 +39,10 @@ type Instance struct {
 	p           *process // = startProc once Launch succeeded; read-only
 	releaseOnce sync.Once
 
+	// shared is the task's shared memory region, if it has one; unmapped
+	// when the instance is released.
+	shared *wire.SharedRegion
+
 	worker       *grpc.Server
 	workerTarget string
 	workerServed chan struct{}
@@ -233,6 +237,9 @@ func (in *Instance) release() {
 		if in.worker != nil {
 			in.worker.Stop()
 			<-in.workerServed
+		}
+		if in.shared != nil {
+			_ = in.shared.Close()
 		}
 		in.startMu.Lock()
 		dir := in.perProcDir

@@ -36,6 +36,11 @@ type Spec struct {
 	// Worker, if not nil, is served for this instance on a unix socket at
 	// Instance.WorkerTarget until the instance ends.
 	Worker pluginv1.WorkerServer
+	// SharedMemoryBytes, when positive, gives the process a shared memory
+	// region of that size (Instance.SharedMemory) for a task's batches. If
+	// the system cannot make one, the instance has none and batches go
+	// inline, as they do for a plugin that declines it.
+	SharedMemoryBytes int64
 	// Logger, if not nil, receives the plugin's log lines and this
 	// instance's lifecycle messages instead of the manager's "plugin" logger,
 	// so a connector's or task's log namespace (and its run-time level)
@@ -108,6 +113,19 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 		}
 	}
 
+	var sharedFile *os.File
+	if spec.SharedMemoryBytes > 0 {
+		f, r, err := newShared(strconv.FormatUint(seq, 10), spec.SharedMemoryBytes)
+		if err != nil {
+			log.Warn("no shared memory for this task; batches go through gRPC", "error", err)
+		} else {
+			sharedFile, in.shared = f, r
+			// The plugin process has its own descriptor once started; the
+			// worker keeps only its mapping.
+			defer func() { _ = f.Close() }()
+		}
+	}
+
 	env := m.env(spec)
 	// go-plugin names its stderr logger after the binary; the synced
 	// streams get the same name.
@@ -124,7 +142,7 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
 			// cmd carries go-plugin's variables: magic cookie, protocol
 			// versions, port range and PLUGIN_UNIX_SOCKET_DIR.
-			p, err := newProcess(spec.Path, append(env, cmd.Env...))
+			p, err := newProcess(spec.Path, append(env, cmd.Env...), sharedFile)
 			in.setStarting(p, socketDir)
 			if err != nil {
 				return nil, err
@@ -136,7 +154,7 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 		SyncStdout:      syncedOutput(in.tail, outLog, "stdout"),
 		SyncStderr:      syncedOutput(in.tail, outLog, "stderr"),
 		Logger:          log,
-		GRPCDialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(in.intercept)},
+		GRPCDialOptions: append(wire.DialOptions(), grpc.WithChainUnaryInterceptor(in.intercept)),
 	})
 
 	// go-plugin's Start has no context: run it aside and kill the process
@@ -209,13 +227,17 @@ func (m *Manager) env(spec Spec) []string {
 	if spec.Task >= 0 {
 		task = strconv.Itoa(spec.Task)
 	}
-	return []string{
+	env := []string{
 		"PATH=" + path,
 		wire.EnvConnector + "=" + spec.Connector,
 		wire.EnvTask + "=" + task,
 		wire.EnvLogLevel + "=" + spec.LogLevel,
 		wire.EnvWorkerID + "=" + m.opts.WorkerID,
 	}
+	if dir := os.Getenv(wire.EnvProfileDir); dir != "" {
+		env = append(env, wire.EnvProfileDir+"="+dir)
+	}
+	return env
 }
 
 // serveWorker starts the Worker callback service on its own unix socket.

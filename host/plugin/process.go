@@ -48,9 +48,13 @@ var _ runner.Runner = (*process)(nil)
 // (SIGKILL, OOM killer). Linux sends it when the forking OS thread exits;
 // the Go runtime only retires threads whose goroutine exits while locked
 // (runtime.LockOSThread), so Launch must not be called from such a goroutine.
-func newProcess(path string, env []string) (*process, error) {
+// shared, if not nil, becomes descriptor 3 of the process (sharedFD).
+func newProcess(path string, env []string, shared *os.File) (*process, error) {
 	cmd := exec.Command(path)
 	cmd.Env = env
+	if shared != nil {
+		cmd.ExtraFiles = []*os.File{shared}
+	}
 	cmd.Stdin = nil // /dev/null: a plugin has no business with the worker's terminal
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()

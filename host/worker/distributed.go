@@ -30,6 +30,7 @@ type Distributed struct {
 	loggers *logging.Registry
 	log     hclog.Logger
 	plugins *plugin.Manager
+	shared  sharedStats
 	kcl     *kgo.Client
 	offsets *storage.KafkaOffsetStore
 	herder  *herder.Distributed
@@ -127,6 +128,7 @@ func (w *Distributed) Start(ctx context.Context) error {
 	in := &instances{
 		mgr: w.plugins, cfg: w.cfg, offsets: w.offsets, loggers: w.loggers,
 		log: w.loggers.Logger(logging.WorkerName), seeds: w.seeds, kafkaOpts: w.opts.KafkaOpts,
+		stats: &w.shared,
 	}
 	group := cluster.FromWorker(w.cfg)
 	group.Client = w.kcl
@@ -236,4 +238,10 @@ func (w *Distributed) Shutdown(ctx context.Context) error {
 		}
 	})
 	return w.closeErr
+}
+
+// SharedBatches counts the poll answers and put batches that went through
+// tasks' shared memory regions rather than their gRPC connections.
+func (w *Distributed) SharedBatches() (polls, puts int64) {
+	return w.shared.polls.Load(), w.shared.puts.Load()
 }

@@ -44,6 +44,8 @@ type instances struct {
 	// activeTopic records a topic a source task wrote to (the herder's
 	// topic tracking); nil when tracking is off.
 	activeTopic func(connector, topic string)
+	// stats counts batches through shared memory.
+	stats *sharedStats
 }
 
 var _ herder.Instances = (*instances)(nil)
@@ -301,7 +303,8 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 	id := runtime.TaskID{Connector: spec.ID.Connector, Task: spec.ID.Task}
 	logName := logging.TaskName(id.Connector, id.Task)
 	log := in.loggers.Logger(logName)
-	launchSpec := plugin.Spec{Path: path, Connector: id.Connector, Task: id.Task, LogLevel: in.pluginLevel(logName), Logger: log}
+	launchSpec := plugin.Spec{Path: path, Connector: id.Connector, Task: id.Task, LogLevel: in.pluginLevel(logName), Logger: log,
+		SharedMemoryBytes: in.cfg.Long(config.TaskSharedMemoryBytes)}
 	timing := runtime.Timing{
 		OffsetFlushInterval: in.cfg.Millis(config.OffsetFlushIntervalMs),
 		OffsetFlushTimeout:  in.cfg.Millis(config.OffsetFlushTimeoutMs),
@@ -348,7 +351,7 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 				if err != nil {
 					return nil, err
 				}
-				return sourcePlugin{p}, nil
+				return &sourcePlugin{in: p, stats: in.stats}, nil
 			},
 			Pipeline:     pipe,
 			ProducerOpts: append(opts, ps.Opts...),
@@ -385,7 +388,7 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 				if err != nil {
 					return nil, err
 				}
-				return sinkPlugin{p}, nil
+				return &sinkPlugin{in: p, stats: in.stats}, nil
 			},
 			Pipeline:       pipe,
 			Topics:         topics,

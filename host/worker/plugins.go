@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,72 +34,147 @@ func crashError(in *plugin.Instance) *wire.Error {
 	return &wire.Error{Kind: wire.KindCrashed, Message: msg, Trace: in.Tail()}
 }
 
-// sourcePlugin adapts a plugin Instance to runtime.SourcePlugin.
-type sourcePlugin struct{ in *plugin.Instance }
-
-func (p sourcePlugin) Start(ctx context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error) {
-	return p.in.SourceTask().Start(ctx, req)
+// sharedStats counts the batches that went through a task's shared memory
+// region instead of the gRPC connection, for the whole worker.
+type sharedStats struct {
+	polls, puts atomic.Int64
 }
 
-func (p sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
-	return p.in.SourceTask().Poll(ctx, req)
+func (s *sharedStats) poll() {
+	if s != nil {
+		s.polls.Add(1)
+	}
 }
 
-func (p sourcePlugin) Ack(ctx context.Context, req *pluginv1.AckRequest) error {
+func (s *sharedStats) put() {
+	if s != nil {
+		s.puts.Add(1)
+	}
+}
+
+// sourcePlugin adapts a plugin Instance to runtime.SourcePlugin. Poll
+// answers come through the shared memory region when the plugin accepted
+// it in Start.
+type sourcePlugin struct {
+	in     *plugin.Instance
+	stats  *sharedStats
+	shared *wire.SharedRegion // set by Start if accepted; then read-only
+}
+
+func (p *sourcePlugin) Start(ctx context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error) {
+	req.SharedMemory = p.in.SharedMemory()
+	resp, err := p.in.SourceTask().Start(ctx, req)
+	if err == nil && resp.GetSharedMemory() && req.SharedMemory != nil {
+		p.shared = p.in.Shared()
+	}
+	return resp, err
+}
+
+func (p *sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
+	resp, err := p.in.SourceTask().Poll(ctx, req)
+	if err != nil || resp.GetShared() == nil {
+		return resp, err
+	}
+	if p.shared == nil {
+		return nil, &wire.Error{Kind: wire.KindFatal, Message: "the plugin answered a poll through shared memory it had not accepted"}
+	}
+	// The records are copied out of the region before the next Poll lets
+	// the plugin write it again.
+	out := &pluginv1.PollResponse{}
+	if err := p.shared.Take(resp.GetShared(), out); err != nil {
+		return nil, &wire.Error{Kind: wire.KindFatal, Message: "read the poll answer from shared memory: " + err.Error()}
+	}
+	p.stats.poll()
+	return out, nil
+}
+
+func (p *sourcePlugin) Ack(ctx context.Context, req *pluginv1.AckRequest) error {
 	_, err := p.in.SourceTask().Ack(ctx, req)
 	return err
 }
 
-func (p sourcePlugin) Commit(ctx context.Context) error {
+func (p *sourcePlugin) Commit(ctx context.Context) error {
 	_, err := p.in.SourceTask().Commit(ctx, &pluginv1.CommitRequest{})
 	return err
 }
 
-func (p sourcePlugin) Stop(ctx context.Context) error {
+func (p *sourcePlugin) Stop(ctx context.Context) error {
 	_, err := p.in.SourceTask().Stop(ctx, &pluginv1.StopRequest{})
 	return err
 }
 
-func (p sourcePlugin) Kill(ctx context.Context) error { return p.in.Kill(ctx) }
-func (p sourcePlugin) Done() <-chan struct{}          { return p.in.Done() }
-func (p sourcePlugin) WorkerTarget() string           { return p.in.WorkerTarget() }
-func (p sourcePlugin) CrashError() error              { return crashError(p.in) }
+func (p *sourcePlugin) Kill(ctx context.Context) error { return p.in.Kill(ctx) }
+func (p *sourcePlugin) Done() <-chan struct{}          { return p.in.Done() }
+func (p *sourcePlugin) WorkerTarget() string           { return p.in.WorkerTarget() }
+func (p *sourcePlugin) CrashError() error              { return crashError(p.in) }
 
-// sinkPlugin adapts a plugin Instance to runtime.SinkPlugin.
-type sinkPlugin struct{ in *plugin.Instance }
-
-func (p sinkPlugin) Start(ctx context.Context, req *pluginv1.SinkTaskStartRequest) (*pluginv1.SinkTaskStartResponse, error) {
-	return p.in.SinkTask().Start(ctx, req)
+// sinkPlugin adapts a plugin Instance to runtime.SinkPlugin. Put batches
+// go through the shared memory region when the plugin accepted it in Start
+// and the batch fits.
+type sinkPlugin struct {
+	in    *plugin.Instance
+	stats *sharedStats
+	// putMu keeps Puts apart, so that a batch is never written into the
+	// region while the plugin may still be reading the one before.
+	putMu  sync.Mutex
+	shared *wire.SharedRegion // set by Start if accepted; nil once unsafe
 }
 
-func (p sinkPlugin) Open(ctx context.Context, req *pluginv1.OpenRequest) error {
+func (p *sinkPlugin) Start(ctx context.Context, req *pluginv1.SinkTaskStartRequest) (*pluginv1.SinkTaskStartResponse, error) {
+	req.SharedMemory = p.in.SharedMemory()
+	resp, err := p.in.SinkTask().Start(ctx, req)
+	if err == nil && resp.GetSharedMemory() && req.SharedMemory != nil {
+		p.putMu.Lock()
+		p.shared = p.in.Shared()
+		p.putMu.Unlock()
+	}
+	return resp, err
+}
+
+func (p *sinkPlugin) Open(ctx context.Context, req *pluginv1.OpenRequest) error {
 	_, err := p.in.SinkTask().Open(ctx, req)
 	return err
 }
 
-func (p sinkPlugin) Put(ctx context.Context, req *pluginv1.PutRequest) error {
+func (p *sinkPlugin) Put(ctx context.Context, req *pluginv1.PutRequest) error {
+	p.putMu.Lock()
+	defer p.putMu.Unlock()
+	if p.shared != nil && len(req.GetRecords()) > 0 {
+		if ref, ok := p.shared.Place(req); ok {
+			_, err := p.in.SinkTask().Put(ctx, &pluginv1.PutRequest{Shared: ref})
+			if err == nil {
+				p.stats.put()
+			}
+			if err != nil && (ctx.Err() != nil || wire.KindOf(err) == wire.KindTimeout) {
+				// Abandoned mid-call: the plugin may still be reading the
+				// region, so later batches go inline.
+				p.shared = nil
+			}
+			return err
+		}
+	}
 	_, err := p.in.SinkTask().Put(ctx, req)
 	return err
 }
 
-func (p sinkPlugin) PreCommit(ctx context.Context, req *pluginv1.PreCommitRequest) (*pluginv1.PreCommitResponse, error) {
+func (p *sinkPlugin) PreCommit(ctx context.Context, req *pluginv1.PreCommitRequest) (*pluginv1.PreCommitResponse, error) {
 	return p.in.SinkTask().PreCommit(ctx, req)
 }
 
-func (p sinkPlugin) Close(ctx context.Context, req *pluginv1.CloseRequest) error {
+func (p *sinkPlugin) Close(ctx context.Context, req *pluginv1.CloseRequest) error {
 	_, err := p.in.SinkTask().Close(ctx, req)
 	return err
 }
 
-func (p sinkPlugin) Stop(ctx context.Context) error {
+func (p *sinkPlugin) Stop(ctx context.Context) error {
 	_, err := p.in.SinkTask().Stop(ctx, &pluginv1.StopRequest{})
 	return err
 }
 
-func (p sinkPlugin) Kill(ctx context.Context) error { return p.in.Kill(ctx) }
-func (p sinkPlugin) Done() <-chan struct{}          { return p.in.Done() }
-func (p sinkPlugin) WorkerTarget() string           { return p.in.WorkerTarget() }
-func (p sinkPlugin) CrashError() error              { return crashError(p.in) }
+func (p *sinkPlugin) Kill(ctx context.Context) error { return p.in.Kill(ctx) }
+func (p *sinkPlugin) Done() <-chan struct{}          { return p.in.Done() }
+func (p *sinkPlugin) WorkerTarget() string           { return p.in.WorkerTarget() }
+func (p *sinkPlugin) CrashError() error              { return crashError(p.in) }
 
 // connectorInstance is a running connector: herder.ConnectorInstance over a
 // plugin process.

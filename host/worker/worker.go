@@ -69,6 +69,8 @@ type Worker struct {
 	rest    *rest.Server
 	seeds   []string
 
+	shared sharedStats
+
 	watchCancel context.CancelFunc
 	watchDone   chan struct{}
 	closeOnce   sync.Once
@@ -188,6 +190,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	in := &instances{
 		mgr: w.plugins, cfg: w.cfg, offsets: w.offsets, loggers: w.loggers,
 		log: w.loggers.Logger(logging.WorkerName), seeds: w.seeds, kafkaOpts: w.opts.KafkaOpts,
+		stats: &w.shared,
 	}
 	w.herder, err = herder.NewStandalone(herder.StandaloneOptions{
 		WorkerID:              w.cfg.WorkerID(""),
@@ -399,4 +402,10 @@ func (w *Worker) closePlugins() {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownKafka)
 	defer cancel()
 	_ = w.plugins.Close(ctx)
+}
+
+// SharedBatches counts the poll answers and put batches that went through
+// tasks' shared memory regions rather than their gRPC connections.
+func (w *Worker) SharedBatches() (polls, puts int64) {
+	return w.shared.polls.Load(), w.shared.puts.Load()
 }

@@ -505,6 +505,11 @@ func TestStandaloneEndToEnd(t *testing.T) {
 		t.Fatalf("max seqs %v", maxSeq)
 	}
 	t.Logf("%d records in the topic, %d distinct, %d lines in the file; max seq by task %v", total, len(topicSet), len(inFile), maxSeq)
+	// The Go SDK accepts the worker's shared memory: batches went through
+	// it both ways (TestSharedMemoryOff covers the gRPC path).
+	if polls, puts := e.w.SharedBatches(); polls == 0 || puts == 0 {
+		t.Fatalf("batches through shared memory: %d polls, %d puts; want both above 0", polls, puts)
+	}
 
 	// The stopped source's offsets are readable, alterable and resettable.
 	var so struct {
@@ -571,6 +576,39 @@ func TestStandaloneEndToEnd(t *testing.T) {
 	e.mustDo("DELETE", "/connectors/counter", nil, 204)
 	e.mustDo("DELETE", "/connectors/out", nil, 204)
 	waitUntil(t, "plugins of deleted connectors to end", 10*time.Second, func() bool { return pluginChildren() == 0 })
+}
+
+// TestSharedMemoryOff moves data with sluice.task.shared.memory.bytes=0:
+// every batch goes through gRPC, and every record arrives.
+func TestSharedMemoryOff(t *testing.T) {
+	e := startWorker(t, map[string]string{"sluice.task.shared.memory.bytes": "0"})
+	seeds := e.cluster.ListenAddrs()
+	out := filepath.Join(e.dir, "out.txt")
+	const perTask = 3000
+	e.mustDo("POST", "/connectors", map[string]any{"name": "counter", "config": map[string]string{
+		"connector.class": "CounterSource", "topic": "counts", "tasks.max": "2", "max.records": strconv.Itoa(perTask),
+	}}, 201)
+	e.mustDo("POST", "/connectors", map[string]any{"name": "out", "config": map[string]string{
+		"connector.class": "io.sluice.examples.LogSink", "topics": "counts", "file": out,
+	}}, 201)
+	waitUntil(t, "every record in the sink's file", 60*time.Second, func() bool { return len(readLines(t, out)) >= 2*perTask })
+	seen := map[counterRec]bool{}
+	for _, r := range readLines(t, out) {
+		seen[r] = true
+	}
+	for task := range 2 {
+		for s := range int64(perTask) {
+			if !seen[counterRec{task, s}] {
+				t.Fatalf("task %d seq %d missing from the file (%d distinct lines)", task, s, len(seen))
+			}
+		}
+	}
+	if n := endOffsets(t, seeds, "counts"); n != 2*perTask {
+		t.Fatalf("topic holds %d records, want %d", n, 2*perTask)
+	}
+	if polls, puts := e.w.SharedBatches(); polls != 0 || puts != 0 {
+		t.Fatalf("shared memory off, yet %d polls and %d puts went through it", polls, puts)
+	}
 }
 
 // TestShutdownStopsPlugins checks that a worker's shutdown ends every

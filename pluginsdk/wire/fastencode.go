@@ -276,7 +276,7 @@ func sizeSchemas(ss []*pluginv1.Schema) (int, bool) {
 // sizePollResponse and sizePutRequest size a whole message; ok false means
 // "use proto.Marshal".
 func sizePollResponse(m *pluginv1.PollResponse) (int, bool) {
-	if hasUnknown(m) {
+	if hasUnknown(m) || m.Shared != nil {
 		return 0, false
 	}
 	n, ok := sizeSchemas(m.Schemas)
@@ -297,7 +297,7 @@ func sizePollResponse(m *pluginv1.PollResponse) (int, bool) {
 }
 
 func sizePutRequest(m *pluginv1.PutRequest) (int, bool) {
-	if hasUnknown(m) {
+	if hasUnknown(m) || m.Shared != nil {
 		return 0, false
 	}
 	n, ok := sizeSchemas(m.Schemas)

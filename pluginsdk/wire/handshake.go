@@ -39,6 +39,12 @@ const (
 	EnvLogLevel = "SLUICE_LOG_LEVEL"
 	// EnvWorkerID is the id of the launching worker (host:port of its REST URL).
 	EnvWorkerID = "SLUICE_WORKER_ID"
+	// EnvProfileDir, when the worker itself runs with it set, is passed on
+	// unchanged: a Go plugin then writes a CPU profile of its whole life
+	// into that directory (plugin-<connector>-<task>-<pid>.cpu.pprof), as the
+	// worker does (worker-<pid>.cpu.pprof). For finding where time goes in
+	// benchmarks; unset, nothing is profiled.
+	EnvProfileDir = "SLUICE_PROFILE_DIR"
 )
 
 // Handshake is the go-plugin handshake shared by worker and plugins.
@@ -120,3 +126,38 @@ const MaxMessageBytes = 256 << 20
 // trace. It is a binary ("-bin") key: gRPC base64-encodes its value on the
 // wire, so a trace may hold newlines (a text header value may not).
 const TraceMetadataKey = "sluice-trace-bin"
+
+// Transport settings of the plugin connection, on both ends. The peers are
+// two processes on one machine over a unix socket: gRPC's defaults (64 KiB
+// flow-control windows grown by bandwidth probes, 32 KiB socket buffers)
+// are made for networks, and with batches of a megabyte or more they make
+// the sender stop for a window update every 64 KiB and write in 32 KiB
+// pieces. Windows as large as a batch let a whole batch go out in one go.
+const (
+	streamWindowBytes = 16 << 20
+	connWindowBytes   = 64 << 20
+	socketBufferBytes = 1 << 20
+)
+
+// DialOptions are the worker's transport settings for a plugin connection.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithInitialWindowSize(streamWindowBytes),
+		grpc.WithInitialConnWindowSize(connWindowBytes),
+		grpc.WithWriteBufferSize(socketBufferBytes),
+		grpc.WithReadBufferSize(socketBufferBytes),
+	}
+}
+
+// ServerOptions are a plugin's transport settings for its gRPC server,
+// message size limits included.
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.InitialWindowSize(streamWindowBytes),
+		grpc.InitialConnWindowSize(connWindowBytes),
+		grpc.WriteBufferSize(socketBufferBytes),
+		grpc.ReadBufferSize(socketBufferBytes),
+		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.MaxSendMsgSize(MaxMessageBytes),
+	}
+}

@@ -988,8 +988,11 @@ type SourceTaskStartRequest struct {
 	TaskId         int32                  `protobuf:"varint,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	Config         map[string]string      `protobuf:"bytes,4,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	WorkerTarget   string                 `protobuf:"bytes,5,opt,name=worker_target,json=workerTarget,proto3" json:"worker_target,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Offered by the worker: a memory region shared with it, for poll answers
+	// (see SharedMemory). A plugin that ignores it keeps answering inline.
+	SharedMemory  *SharedMemory `protobuf:"bytes,6,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SourceTaskStartRequest) Reset() {
@@ -1057,11 +1060,21 @@ func (x *SourceTaskStartRequest) GetWorkerTarget() string {
 	return ""
 }
 
+func (x *SourceTaskStartRequest) GetSharedMemory() *SharedMemory {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return nil
+}
+
 type SourceTaskStartResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// true: send one RecordAck per record (the task implements commitRecord).
 	// false: the worker sends only acked_through, which is far cheaper.
-	RecordAcks    bool `protobuf:"varint,1,opt,name=record_acks,json=recordAcks,proto3" json:"record_acks,omitempty"`
+	RecordAcks bool `protobuf:"varint,1,opt,name=record_acks,json=recordAcks,proto3" json:"record_acks,omitempty"`
+	// true: the plugin mapped the offered region and may answer polls
+	// through it (PollResponse.shared).
+	SharedMemory  bool `protobuf:"varint,2,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1099,6 +1112,13 @@ func (*SourceTaskStartResponse) Descriptor() ([]byte, []int) {
 func (x *SourceTaskStartResponse) GetRecordAcks() bool {
 	if x != nil {
 		return x.RecordAcks
+	}
+	return false
+}
+
+func (x *SourceTaskStartResponse) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
 	}
 	return false
 }
@@ -1181,7 +1201,12 @@ type PollResponse struct {
 	// The task-local sequence number of records[0]; the rest follow
 	// consecutively. Sequence numbers start at 1 and never repeat within a
 	// process, so acknowledgements can name records.
-	FirstSeq      uint64 `protobuf:"varint,3,opt,name=first_seq,json=firstSeq,proto3" json:"first_seq,omitempty"`
+	FirstSeq uint64 `protobuf:"varint,3,opt,name=first_seq,json=firstSeq,proto3" json:"first_seq,omitempty"`
+	// Set only by a plugin that accepted shared memory: the answer itself
+	// (a PollResponse without this field) is in the shared region, and every
+	// other field here is empty. The region is the worker's to read until it
+	// sends its next Poll.
+	Shared        *SharedBatch `protobuf:"bytes,4,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1235,6 +1260,13 @@ func (x *PollResponse) GetFirstSeq() uint64 {
 		return x.FirstSeq
 	}
 	return 0
+}
+
+func (x *PollResponse) GetShared() *SharedBatch {
+	if x != nil {
+		return x.Shared
+	}
+	return nil
 }
 
 // AckBatch acknowledges records (commitRecord). A record is acknowledged once
@@ -1540,8 +1572,12 @@ type SinkTaskStartRequest struct {
 	TaskId         int32                  `protobuf:"varint,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	Config         map[string]string      `protobuf:"bytes,4,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	WorkerTarget   string                 `protobuf:"bytes,5,opt,name=worker_target,json=workerTarget,proto3" json:"worker_target,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Offered by the worker: a memory region shared with it, for put batches
+	// (see SharedMemory). A plugin that ignores it keeps being sent batches
+	// inline.
+	SharedMemory  *SharedMemory `protobuf:"bytes,6,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SinkTaskStartRequest) Reset() {
@@ -1609,8 +1645,18 @@ func (x *SinkTaskStartRequest) GetWorkerTarget() string {
 	return ""
 }
 
+func (x *SinkTaskStartRequest) GetSharedMemory() *SharedMemory {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return nil
+}
+
 type SinkTaskStartResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// true: the plugin mapped the offered region; the worker may then send
+	// put batches through it (PutRequest.shared).
+	SharedMemory  bool `protobuf:"varint,1,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1643,6 +1689,13 @@ func (x *SinkTaskStartResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use SinkTaskStartResponse.ProtoReflect.Descriptor instead.
 func (*SinkTaskStartResponse) Descriptor() ([]byte, []int) {
 	return file_sluice_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *SinkTaskStartResponse) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return false
 }
 
 type OpenRequest struct {
@@ -1726,9 +1779,14 @@ func (*OpenResponse) Descriptor() ([]byte, []int) {
 }
 
 type PutRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Schemas       []*Schema              `protobuf:"bytes,1,rep,name=schemas,proto3" json:"schemas,omitempty"`
-	Records       []*SinkRecord          `protobuf:"bytes,2,rep,name=records,proto3" json:"records,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Schemas []*Schema              `protobuf:"bytes,1,rep,name=schemas,proto3" json:"schemas,omitempty"`
+	Records []*SinkRecord          `protobuf:"bytes,2,rep,name=records,proto3" json:"records,omitempty"`
+	// Set only for a plugin that accepted shared memory: the batch itself (a
+	// PutRequest without this field) is in the shared region, and the fields
+	// above are empty. The region is the plugin's to read until Put returns;
+	// a plugin that keeps records after that must copy them out first.
+	Shared        *SharedBatch `protobuf:"bytes,3,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1773,6 +1831,13 @@ func (x *PutRequest) GetSchemas() []*Schema {
 func (x *PutRequest) GetRecords() []*SinkRecord {
 	if x != nil {
 		return x.Records
+	}
+	return nil
+}
+
+func (x *PutRequest) GetShared() *SharedBatch {
+	if x != nil {
+		return x.Shared
 	}
 	return nil
 }
@@ -1981,6 +2046,127 @@ func (*CloseResponse) Descriptor() ([]byte, []int) {
 	return file_sluice_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
+// SharedMemory is a region of memory the worker shares with one task's
+// plugin process, so that record batches need not travel through the gRPC
+// stream: the sender writes a batch (the protobuf encoding of the same
+// message) into the region, and the message names where it is
+// (SharedBatch). It is an optional fast path. The worker offers it in
+// Start; a plugin that maps the region says so in its Start answer, and
+// only then does either side use it; everything else keeps working inline.
+// Only batches move through it: poll answers plugin→worker for a source
+// task, put batches worker→plugin for a sink task. A batch that does not
+// fit is sent inline.
+//
+// The region is a memory file (Linux memfd) the plugin process inherited at
+// launch as file descriptor fd; the plugin maps size bytes of it shared,
+// read-write, from offset 0. Only one batch is in the region at a time,
+// owned as the RPC comments say; neither side may assume the region still
+// holds it after that.
+type SharedMemory struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fd            uint32                 `protobuf:"varint,1,opt,name=fd,proto3" json:"fd,omitempty"`
+	Size          uint64                 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedMemory) Reset() {
+	*x = SharedMemory{}
+	mi := &file_sluice_plugin_v1_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedMemory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedMemory) ProtoMessage() {}
+
+func (x *SharedMemory) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_plugin_v1_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedMemory.ProtoReflect.Descriptor instead.
+func (*SharedMemory) Descriptor() ([]byte, []int) {
+	return file_sluice_plugin_v1_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SharedMemory) GetFd() uint32 {
+	if x != nil {
+		return x.Fd
+	}
+	return 0
+}
+
+func (x *SharedMemory) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+// SharedBatch locates one encoded message in the shared region.
+type SharedBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        uint64                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length        uint64                 `protobuf:"varint,2,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedBatch) Reset() {
+	*x = SharedBatch{}
+	mi := &file_sluice_plugin_v1_plugin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedBatch) ProtoMessage() {}
+
+func (x *SharedBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_sluice_plugin_v1_plugin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedBatch.ProtoReflect.Descriptor instead.
+func (*SharedBatch) Descriptor() ([]byte, []int) {
+	return file_sluice_plugin_v1_plugin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *SharedBatch) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *SharedBatch) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
 var File_sluice_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_sluice_plugin_v1_plugin_proto_rawDesc = "" +
@@ -2047,30 +2233,33 @@ const file_sluice_plugin_v1_plugin_proto_rawDesc = "" +
 	"\fexactly_once\x18\x01 \x01(\x0e2\x1d.sluice.plugin.v1.ExactlyOnceR\vexactlyOnce\x12D\n" +
 	"\x1edefines_transaction_boundaries\x18\x02 \x01(\bR\x1cdefinesTransactionBoundaries\"\r\n" +
 	"\vStopRequest\"\x0e\n" +
-	"\fStopResponse\"\xaf\x02\n" +
+	"\fStopResponse\"\xf4\x02\n" +
 	"\x16SourceTaskStartRequest\x12'\n" +
 	"\x0fconnector_class\x18\x01 \x01(\tR\x0econnectorClass\x12%\n" +
 	"\x0econnector_name\x18\x02 \x01(\tR\rconnectorName\x12\x17\n" +
 	"\atask_id\x18\x03 \x01(\x05R\x06taskId\x12L\n" +
 	"\x06config\x18\x04 \x03(\v24.sluice.plugin.v1.SourceTaskStartRequest.ConfigEntryR\x06config\x12#\n" +
-	"\rworker_target\x18\x05 \x01(\tR\fworkerTarget\x1a9\n" +
+	"\rworker_target\x18\x05 \x01(\tR\fworkerTarget\x12C\n" +
+	"\rshared_memory\x18\x06 \x01(\v2\x1e.sluice.plugin.v1.SharedMemoryR\fsharedMemory\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\":\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"_\n" +
 	"\x17SourceTaskStartResponse\x12\x1f\n" +
 	"\vrecord_acks\x18\x01 \x01(\bR\n" +
-	"recordAcks\"\x9a\x01\n" +
+	"recordAcks\x12#\n" +
+	"\rshared_memory\x18\x02 \x01(\bR\fsharedMemory\"\x9a\x01\n" +
 	"\vPollRequest\x12\x1f\n" +
 	"\vmax_records\x18\x01 \x01(\rR\n" +
 	"maxRecords\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\rR\bmaxBytes\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\x12.\n" +
-	"\x04acks\x18\x04 \x01(\v2\x1a.sluice.plugin.v1.AckBatchR\x04acks\"\x99\x01\n" +
+	"\x04acks\x18\x04 \x01(\v2\x1a.sluice.plugin.v1.AckBatchR\x04acks\"\xd0\x01\n" +
 	"\fPollResponse\x122\n" +
 	"\aschemas\x18\x01 \x03(\v2\x18.sluice.plugin.v1.SchemaR\aschemas\x128\n" +
 	"\arecords\x18\x02 \x03(\v2\x1e.sluice.plugin.v1.SourceRecordR\arecords\x12\x1b\n" +
-	"\tfirst_seq\x18\x03 \x01(\x04R\bfirstSeq\"f\n" +
+	"\tfirst_seq\x18\x03 \x01(\x04R\bfirstSeq\x125\n" +
+	"\x06shared\x18\x04 \x01(\v2\x1d.sluice.plugin.v1.SharedBatchR\x06shared\"f\n" +
 	"\bAckBatch\x12#\n" +
 	"\racked_through\x18\x01 \x01(\x04R\fackedThrough\x125\n" +
 	"\arecords\x18\x02 \x03(\v2\x1b.sluice.plugin.v1.RecordAckR\arecords\"\xa6\x01\n" +
@@ -2086,26 +2275,29 @@ const file_sluice_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04acks\x18\x01 \x01(\v2\x1a.sluice.plugin.v1.AckBatchR\x04acks\"\r\n" +
 	"\vAckResponse\"\x0f\n" +
 	"\rCommitRequest\"\x10\n" +
-	"\x0eCommitResponse\"\xab\x02\n" +
+	"\x0eCommitResponse\"\xf0\x02\n" +
 	"\x14SinkTaskStartRequest\x12'\n" +
 	"\x0fconnector_class\x18\x01 \x01(\tR\x0econnectorClass\x12%\n" +
 	"\x0econnector_name\x18\x02 \x01(\tR\rconnectorName\x12\x17\n" +
 	"\atask_id\x18\x03 \x01(\x05R\x06taskId\x12J\n" +
 	"\x06config\x18\x04 \x03(\v22.sluice.plugin.v1.SinkTaskStartRequest.ConfigEntryR\x06config\x12#\n" +
-	"\rworker_target\x18\x05 \x01(\tR\fworkerTarget\x1a9\n" +
+	"\rworker_target\x18\x05 \x01(\tR\fworkerTarget\x12C\n" +
+	"\rshared_memory\x18\x06 \x01(\v2\x1e.sluice.plugin.v1.SharedMemoryR\fsharedMemory\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x17\n" +
-	"\x15SinkTaskStartResponse\"O\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
+	"\x15SinkTaskStartResponse\x12#\n" +
+	"\rshared_memory\x18\x01 \x01(\bR\fsharedMemory\"O\n" +
 	"\vOpenRequest\x12@\n" +
 	"\n" +
 	"partitions\x18\x01 \x03(\v2 .sluice.plugin.v1.TopicPartitionR\n" +
 	"partitions\"\x0e\n" +
-	"\fOpenResponse\"x\n" +
+	"\fOpenResponse\"\xaf\x01\n" +
 	"\n" +
 	"PutRequest\x122\n" +
 	"\aschemas\x18\x01 \x03(\v2\x18.sluice.plugin.v1.SchemaR\aschemas\x126\n" +
-	"\arecords\x18\x02 \x03(\v2\x1c.sluice.plugin.v1.SinkRecordR\arecords\"\r\n" +
+	"\arecords\x18\x02 \x03(\v2\x1c.sluice.plugin.v1.SinkRecordR\arecords\x125\n" +
+	"\x06shared\x18\x03 \x01(\v2\x1d.sluice.plugin.v1.SharedBatchR\x06shared\"\r\n" +
 	"\vPutResponse\"O\n" +
 	"\x10PreCommitRequest\x12;\n" +
 	"\aoffsets\x18\x01 \x03(\v2!.sluice.plugin.v1.PartitionOffsetR\aoffsets\"P\n" +
@@ -2115,7 +2307,13 @@ const file_sluice_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"partitions\x18\x01 \x03(\v2 .sluice.plugin.v1.TopicPartitionR\n" +
 	"partitions\"\x0f\n" +
-	"\rCloseResponse*c\n" +
+	"\rCloseResponse\"2\n" +
+	"\fSharedMemory\x12\x0e\n" +
+	"\x02fd\x18\x01 \x01(\rR\x02fd\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x04R\x04size\"=\n" +
+	"\vSharedBatch\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12\x16\n" +
+	"\x06length\x18\x02 \x01(\x04R\x06length*c\n" +
 	"\rConnectorType\x12\x1e\n" +
 	"\x1aCONNECTOR_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CONNECTOR_TYPE_SOURCE\x10\x01\x12\x17\n" +
@@ -2161,7 +2359,7 @@ func file_sluice_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_sluice_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sluice_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_sluice_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_sluice_plugin_v1_plugin_proto_goTypes = []any{
 	(ConnectorType)(0),                 // 0: sluice.plugin.v1.ConnectorType
 	(ExactlyOnce)(0),                   // 1: sluice.plugin.v1.ExactlyOnce
@@ -2202,88 +2400,94 @@ var file_sluice_plugin_v1_plugin_proto_goTypes = []any{
 	(*PreCommitResponse)(nil),          // 36: sluice.plugin.v1.PreCommitResponse
 	(*CloseRequest)(nil),               // 37: sluice.plugin.v1.CloseRequest
 	(*CloseResponse)(nil),              // 38: sluice.plugin.v1.CloseResponse
-	nil,                                // 39: sluice.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                                // 40: sluice.plugin.v1.ConnectorStartRequest.ConfigEntry
-	nil,                                // 41: sluice.plugin.v1.TaskConfig.ConfigEntry
-	nil,                                // 42: sluice.plugin.v1.AlterOffsetsRequest.ConfigEntry
-	nil,                                // 43: sluice.plugin.v1.ExactlyOnceSupportRequest.ConfigEntry
-	nil,                                // 44: sluice.plugin.v1.SourceTaskStartRequest.ConfigEntry
-	nil,                                // 45: sluice.plugin.v1.SinkTaskStartRequest.ConfigEntry
-	(*ConfigDef)(nil),                  // 46: sluice.plugin.v1.ConfigDef
-	(*ConfigValue)(nil),                // 47: sluice.plugin.v1.ConfigValue
-	(*Schema)(nil),                     // 48: sluice.plugin.v1.Schema
-	(*SourceRecord)(nil),               // 49: sluice.plugin.v1.SourceRecord
-	(*TopicPartition)(nil),             // 50: sluice.plugin.v1.TopicPartition
-	(*SinkRecord)(nil),                 // 51: sluice.plugin.v1.SinkRecord
-	(*PartitionOffset)(nil),            // 52: sluice.plugin.v1.PartitionOffset
+	(*SharedMemory)(nil),               // 39: sluice.plugin.v1.SharedMemory
+	(*SharedBatch)(nil),                // 40: sluice.plugin.v1.SharedBatch
+	nil,                                // 41: sluice.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                                // 42: sluice.plugin.v1.ConnectorStartRequest.ConfigEntry
+	nil,                                // 43: sluice.plugin.v1.TaskConfig.ConfigEntry
+	nil,                                // 44: sluice.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	nil,                                // 45: sluice.plugin.v1.ExactlyOnceSupportRequest.ConfigEntry
+	nil,                                // 46: sluice.plugin.v1.SourceTaskStartRequest.ConfigEntry
+	nil,                                // 47: sluice.plugin.v1.SinkTaskStartRequest.ConfigEntry
+	(*ConfigDef)(nil),                  // 48: sluice.plugin.v1.ConfigDef
+	(*ConfigValue)(nil),                // 49: sluice.plugin.v1.ConfigValue
+	(*Schema)(nil),                     // 50: sluice.plugin.v1.Schema
+	(*SourceRecord)(nil),               // 51: sluice.plugin.v1.SourceRecord
+	(*TopicPartition)(nil),             // 52: sluice.plugin.v1.TopicPartition
+	(*SinkRecord)(nil),                 // 53: sluice.plugin.v1.SinkRecord
+	(*PartitionOffset)(nil),            // 54: sluice.plugin.v1.PartitionOffset
 }
 var file_sluice_plugin_v1_plugin_proto_depIdxs = []int32{
 	4,  // 0: sluice.plugin.v1.DescribeResponse.classes:type_name -> sluice.plugin.v1.ConnectorClass
 	0,  // 1: sluice.plugin.v1.ConnectorClass.type:type_name -> sluice.plugin.v1.ConnectorType
-	46, // 2: sluice.plugin.v1.ConnectorClass.config:type_name -> sluice.plugin.v1.ConfigDef
-	39, // 3: sluice.plugin.v1.ValidateRequest.config:type_name -> sluice.plugin.v1.ValidateRequest.ConfigEntry
-	47, // 4: sluice.plugin.v1.ValidateResponse.values:type_name -> sluice.plugin.v1.ConfigValue
-	40, // 5: sluice.plugin.v1.ConnectorStartRequest.config:type_name -> sluice.plugin.v1.ConnectorStartRequest.ConfigEntry
+	48, // 2: sluice.plugin.v1.ConnectorClass.config:type_name -> sluice.plugin.v1.ConfigDef
+	41, // 3: sluice.plugin.v1.ValidateRequest.config:type_name -> sluice.plugin.v1.ValidateRequest.ConfigEntry
+	49, // 4: sluice.plugin.v1.ValidateResponse.values:type_name -> sluice.plugin.v1.ConfigValue
+	42, // 5: sluice.plugin.v1.ConnectorStartRequest.config:type_name -> sluice.plugin.v1.ConnectorStartRequest.ConfigEntry
 	11, // 6: sluice.plugin.v1.TaskConfigsResponse.tasks:type_name -> sluice.plugin.v1.TaskConfig
-	41, // 7: sluice.plugin.v1.TaskConfig.config:type_name -> sluice.plugin.v1.TaskConfig.ConfigEntry
-	42, // 8: sluice.plugin.v1.AlterOffsetsRequest.config:type_name -> sluice.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	43, // 7: sluice.plugin.v1.TaskConfig.config:type_name -> sluice.plugin.v1.TaskConfig.ConfigEntry
+	44, // 8: sluice.plugin.v1.AlterOffsetsRequest.config:type_name -> sluice.plugin.v1.AlterOffsetsRequest.ConfigEntry
 	12, // 9: sluice.plugin.v1.AlterOffsetsRequest.offsets:type_name -> sluice.plugin.v1.OffsetEntry
-	43, // 10: sluice.plugin.v1.ExactlyOnceSupportRequest.config:type_name -> sluice.plugin.v1.ExactlyOnceSupportRequest.ConfigEntry
+	45, // 10: sluice.plugin.v1.ExactlyOnceSupportRequest.config:type_name -> sluice.plugin.v1.ExactlyOnceSupportRequest.ConfigEntry
 	1,  // 11: sluice.plugin.v1.ExactlyOnceSupportResponse.exactly_once:type_name -> sluice.plugin.v1.ExactlyOnce
-	44, // 12: sluice.plugin.v1.SourceTaskStartRequest.config:type_name -> sluice.plugin.v1.SourceTaskStartRequest.ConfigEntry
-	23, // 13: sluice.plugin.v1.PollRequest.acks:type_name -> sluice.plugin.v1.AckBatch
-	48, // 14: sluice.plugin.v1.PollResponse.schemas:type_name -> sluice.plugin.v1.Schema
-	49, // 15: sluice.plugin.v1.PollResponse.records:type_name -> sluice.plugin.v1.SourceRecord
-	24, // 16: sluice.plugin.v1.AckBatch.records:type_name -> sluice.plugin.v1.RecordAck
-	23, // 17: sluice.plugin.v1.AckRequest.acks:type_name -> sluice.plugin.v1.AckBatch
-	45, // 18: sluice.plugin.v1.SinkTaskStartRequest.config:type_name -> sluice.plugin.v1.SinkTaskStartRequest.ConfigEntry
-	50, // 19: sluice.plugin.v1.OpenRequest.partitions:type_name -> sluice.plugin.v1.TopicPartition
-	48, // 20: sluice.plugin.v1.PutRequest.schemas:type_name -> sluice.plugin.v1.Schema
-	51, // 21: sluice.plugin.v1.PutRequest.records:type_name -> sluice.plugin.v1.SinkRecord
-	52, // 22: sluice.plugin.v1.PreCommitRequest.offsets:type_name -> sluice.plugin.v1.PartitionOffset
-	52, // 23: sluice.plugin.v1.PreCommitResponse.offsets:type_name -> sluice.plugin.v1.PartitionOffset
-	50, // 24: sluice.plugin.v1.CloseRequest.partitions:type_name -> sluice.plugin.v1.TopicPartition
-	2,  // 25: sluice.plugin.v1.Plugin.Describe:input_type -> sluice.plugin.v1.DescribeRequest
-	5,  // 26: sluice.plugin.v1.Connector.Validate:input_type -> sluice.plugin.v1.ValidateRequest
-	7,  // 27: sluice.plugin.v1.Connector.Start:input_type -> sluice.plugin.v1.ConnectorStartRequest
-	9,  // 28: sluice.plugin.v1.Connector.TaskConfigs:input_type -> sluice.plugin.v1.TaskConfigsRequest
-	13, // 29: sluice.plugin.v1.Connector.AlterOffsets:input_type -> sluice.plugin.v1.AlterOffsetsRequest
-	15, // 30: sluice.plugin.v1.Connector.ExactlyOnceSupport:input_type -> sluice.plugin.v1.ExactlyOnceSupportRequest
-	17, // 31: sluice.plugin.v1.Connector.Stop:input_type -> sluice.plugin.v1.StopRequest
-	19, // 32: sluice.plugin.v1.SourceTask.Start:input_type -> sluice.plugin.v1.SourceTaskStartRequest
-	21, // 33: sluice.plugin.v1.SourceTask.Poll:input_type -> sluice.plugin.v1.PollRequest
-	25, // 34: sluice.plugin.v1.SourceTask.Ack:input_type -> sluice.plugin.v1.AckRequest
-	27, // 35: sluice.plugin.v1.SourceTask.Commit:input_type -> sluice.plugin.v1.CommitRequest
-	17, // 36: sluice.plugin.v1.SourceTask.Stop:input_type -> sluice.plugin.v1.StopRequest
-	29, // 37: sluice.plugin.v1.SinkTask.Start:input_type -> sluice.plugin.v1.SinkTaskStartRequest
-	31, // 38: sluice.plugin.v1.SinkTask.Open:input_type -> sluice.plugin.v1.OpenRequest
-	33, // 39: sluice.plugin.v1.SinkTask.Put:input_type -> sluice.plugin.v1.PutRequest
-	35, // 40: sluice.plugin.v1.SinkTask.PreCommit:input_type -> sluice.plugin.v1.PreCommitRequest
-	37, // 41: sluice.plugin.v1.SinkTask.Close:input_type -> sluice.plugin.v1.CloseRequest
-	17, // 42: sluice.plugin.v1.SinkTask.Stop:input_type -> sluice.plugin.v1.StopRequest
-	3,  // 43: sluice.plugin.v1.Plugin.Describe:output_type -> sluice.plugin.v1.DescribeResponse
-	6,  // 44: sluice.plugin.v1.Connector.Validate:output_type -> sluice.plugin.v1.ValidateResponse
-	8,  // 45: sluice.plugin.v1.Connector.Start:output_type -> sluice.plugin.v1.ConnectorStartResponse
-	10, // 46: sluice.plugin.v1.Connector.TaskConfigs:output_type -> sluice.plugin.v1.TaskConfigsResponse
-	14, // 47: sluice.plugin.v1.Connector.AlterOffsets:output_type -> sluice.plugin.v1.AlterOffsetsResponse
-	16, // 48: sluice.plugin.v1.Connector.ExactlyOnceSupport:output_type -> sluice.plugin.v1.ExactlyOnceSupportResponse
-	18, // 49: sluice.plugin.v1.Connector.Stop:output_type -> sluice.plugin.v1.StopResponse
-	20, // 50: sluice.plugin.v1.SourceTask.Start:output_type -> sluice.plugin.v1.SourceTaskStartResponse
-	22, // 51: sluice.plugin.v1.SourceTask.Poll:output_type -> sluice.plugin.v1.PollResponse
-	26, // 52: sluice.plugin.v1.SourceTask.Ack:output_type -> sluice.plugin.v1.AckResponse
-	28, // 53: sluice.plugin.v1.SourceTask.Commit:output_type -> sluice.plugin.v1.CommitResponse
-	18, // 54: sluice.plugin.v1.SourceTask.Stop:output_type -> sluice.plugin.v1.StopResponse
-	30, // 55: sluice.plugin.v1.SinkTask.Start:output_type -> sluice.plugin.v1.SinkTaskStartResponse
-	32, // 56: sluice.plugin.v1.SinkTask.Open:output_type -> sluice.plugin.v1.OpenResponse
-	34, // 57: sluice.plugin.v1.SinkTask.Put:output_type -> sluice.plugin.v1.PutResponse
-	36, // 58: sluice.plugin.v1.SinkTask.PreCommit:output_type -> sluice.plugin.v1.PreCommitResponse
-	38, // 59: sluice.plugin.v1.SinkTask.Close:output_type -> sluice.plugin.v1.CloseResponse
-	18, // 60: sluice.plugin.v1.SinkTask.Stop:output_type -> sluice.plugin.v1.StopResponse
-	43, // [43:61] is the sub-list for method output_type
-	25, // [25:43] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	46, // 12: sluice.plugin.v1.SourceTaskStartRequest.config:type_name -> sluice.plugin.v1.SourceTaskStartRequest.ConfigEntry
+	39, // 13: sluice.plugin.v1.SourceTaskStartRequest.shared_memory:type_name -> sluice.plugin.v1.SharedMemory
+	23, // 14: sluice.plugin.v1.PollRequest.acks:type_name -> sluice.plugin.v1.AckBatch
+	50, // 15: sluice.plugin.v1.PollResponse.schemas:type_name -> sluice.plugin.v1.Schema
+	51, // 16: sluice.plugin.v1.PollResponse.records:type_name -> sluice.plugin.v1.SourceRecord
+	40, // 17: sluice.plugin.v1.PollResponse.shared:type_name -> sluice.plugin.v1.SharedBatch
+	24, // 18: sluice.plugin.v1.AckBatch.records:type_name -> sluice.plugin.v1.RecordAck
+	23, // 19: sluice.plugin.v1.AckRequest.acks:type_name -> sluice.plugin.v1.AckBatch
+	47, // 20: sluice.plugin.v1.SinkTaskStartRequest.config:type_name -> sluice.plugin.v1.SinkTaskStartRequest.ConfigEntry
+	39, // 21: sluice.plugin.v1.SinkTaskStartRequest.shared_memory:type_name -> sluice.plugin.v1.SharedMemory
+	52, // 22: sluice.plugin.v1.OpenRequest.partitions:type_name -> sluice.plugin.v1.TopicPartition
+	50, // 23: sluice.plugin.v1.PutRequest.schemas:type_name -> sluice.plugin.v1.Schema
+	53, // 24: sluice.plugin.v1.PutRequest.records:type_name -> sluice.plugin.v1.SinkRecord
+	40, // 25: sluice.plugin.v1.PutRequest.shared:type_name -> sluice.plugin.v1.SharedBatch
+	54, // 26: sluice.plugin.v1.PreCommitRequest.offsets:type_name -> sluice.plugin.v1.PartitionOffset
+	54, // 27: sluice.plugin.v1.PreCommitResponse.offsets:type_name -> sluice.plugin.v1.PartitionOffset
+	52, // 28: sluice.plugin.v1.CloseRequest.partitions:type_name -> sluice.plugin.v1.TopicPartition
+	2,  // 29: sluice.plugin.v1.Plugin.Describe:input_type -> sluice.plugin.v1.DescribeRequest
+	5,  // 30: sluice.plugin.v1.Connector.Validate:input_type -> sluice.plugin.v1.ValidateRequest
+	7,  // 31: sluice.plugin.v1.Connector.Start:input_type -> sluice.plugin.v1.ConnectorStartRequest
+	9,  // 32: sluice.plugin.v1.Connector.TaskConfigs:input_type -> sluice.plugin.v1.TaskConfigsRequest
+	13, // 33: sluice.plugin.v1.Connector.AlterOffsets:input_type -> sluice.plugin.v1.AlterOffsetsRequest
+	15, // 34: sluice.plugin.v1.Connector.ExactlyOnceSupport:input_type -> sluice.plugin.v1.ExactlyOnceSupportRequest
+	17, // 35: sluice.plugin.v1.Connector.Stop:input_type -> sluice.plugin.v1.StopRequest
+	19, // 36: sluice.plugin.v1.SourceTask.Start:input_type -> sluice.plugin.v1.SourceTaskStartRequest
+	21, // 37: sluice.plugin.v1.SourceTask.Poll:input_type -> sluice.plugin.v1.PollRequest
+	25, // 38: sluice.plugin.v1.SourceTask.Ack:input_type -> sluice.plugin.v1.AckRequest
+	27, // 39: sluice.plugin.v1.SourceTask.Commit:input_type -> sluice.plugin.v1.CommitRequest
+	17, // 40: sluice.plugin.v1.SourceTask.Stop:input_type -> sluice.plugin.v1.StopRequest
+	29, // 41: sluice.plugin.v1.SinkTask.Start:input_type -> sluice.plugin.v1.SinkTaskStartRequest
+	31, // 42: sluice.plugin.v1.SinkTask.Open:input_type -> sluice.plugin.v1.OpenRequest
+	33, // 43: sluice.plugin.v1.SinkTask.Put:input_type -> sluice.plugin.v1.PutRequest
+	35, // 44: sluice.plugin.v1.SinkTask.PreCommit:input_type -> sluice.plugin.v1.PreCommitRequest
+	37, // 45: sluice.plugin.v1.SinkTask.Close:input_type -> sluice.plugin.v1.CloseRequest
+	17, // 46: sluice.plugin.v1.SinkTask.Stop:input_type -> sluice.plugin.v1.StopRequest
+	3,  // 47: sluice.plugin.v1.Plugin.Describe:output_type -> sluice.plugin.v1.DescribeResponse
+	6,  // 48: sluice.plugin.v1.Connector.Validate:output_type -> sluice.plugin.v1.ValidateResponse
+	8,  // 49: sluice.plugin.v1.Connector.Start:output_type -> sluice.plugin.v1.ConnectorStartResponse
+	10, // 50: sluice.plugin.v1.Connector.TaskConfigs:output_type -> sluice.plugin.v1.TaskConfigsResponse
+	14, // 51: sluice.plugin.v1.Connector.AlterOffsets:output_type -> sluice.plugin.v1.AlterOffsetsResponse
+	16, // 52: sluice.plugin.v1.Connector.ExactlyOnceSupport:output_type -> sluice.plugin.v1.ExactlyOnceSupportResponse
+	18, // 53: sluice.plugin.v1.Connector.Stop:output_type -> sluice.plugin.v1.StopResponse
+	20, // 54: sluice.plugin.v1.SourceTask.Start:output_type -> sluice.plugin.v1.SourceTaskStartResponse
+	22, // 55: sluice.plugin.v1.SourceTask.Poll:output_type -> sluice.plugin.v1.PollResponse
+	26, // 56: sluice.plugin.v1.SourceTask.Ack:output_type -> sluice.plugin.v1.AckResponse
+	28, // 57: sluice.plugin.v1.SourceTask.Commit:output_type -> sluice.plugin.v1.CommitResponse
+	18, // 58: sluice.plugin.v1.SourceTask.Stop:output_type -> sluice.plugin.v1.StopResponse
+	30, // 59: sluice.plugin.v1.SinkTask.Start:output_type -> sluice.plugin.v1.SinkTaskStartResponse
+	32, // 60: sluice.plugin.v1.SinkTask.Open:output_type -> sluice.plugin.v1.OpenResponse
+	34, // 61: sluice.plugin.v1.SinkTask.Put:output_type -> sluice.plugin.v1.PutResponse
+	36, // 62: sluice.plugin.v1.SinkTask.PreCommit:output_type -> sluice.plugin.v1.PreCommitResponse
+	38, // 63: sluice.plugin.v1.SinkTask.Close:output_type -> sluice.plugin.v1.CloseResponse
+	18, // 64: sluice.plugin.v1.SinkTask.Stop:output_type -> sluice.plugin.v1.StopResponse
+	47, // [47:65] is the sub-list for method output_type
+	29, // [29:47] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_sluice_plugin_v1_plugin_proto_init() }
@@ -2299,7 +2503,7 @@ func file_sluice_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sluice_plugin_v1_plugin_proto_rawDesc), len(file_sluice_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   44,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -1,0 +1,122 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// SharedRegion is one process's mapping of the memory a worker shares with
+// a task's plugin process (pluginv1.SharedMemory): batches are written into
+// it instead of being framed, copied and sent through the gRPC stream.
+//
+// Which side may touch the region when is the contract's business (the
+// comments on PollResponse.shared and PutRequest.shared); SharedRegion only
+// keeps its own calls apart and refuses them once the region is unmapped,
+// since touching an unmapped region would crash the process.
+type SharedRegion struct {
+	mu     sync.Mutex
+	mem    []byte
+	unmap  func([]byte) error
+	closed bool
+}
+
+// ErrSharedClosed is returned by Place and Take after Close.
+var ErrSharedClosed = errors.New("shared memory region is closed")
+
+// NewSharedRegion wraps mem, mapped by the caller; unmap (may be nil)
+// releases it on Close. Tests use it with plain memory.
+func NewSharedRegion(mem []byte, unmap func([]byte) error) *SharedRegion {
+	return &SharedRegion{mem: mem, unmap: unmap}
+}
+
+// Size is the region's length in bytes.
+func (r *SharedRegion) Size() int { return len(r.mem) }
+
+// Close unmaps the region; later calls fail with ErrSharedClosed.
+func (r *SharedRegion) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.unmap == nil {
+		return nil
+	}
+	return r.unmap(r.mem)
+}
+
+// Place writes v, a *PollResponse or a *PutRequest without its shared
+// field, at the start of the region and returns where it is. ok is false
+// when it does not fit (or the region is closed): send it inline then.
+func (r *SharedRegion) Place(v proto.Message) (ref *pluginv1.SharedBatch, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, false
+	}
+	if size, fast := fastSize(v); fast {
+		if size > len(r.mem) {
+			return nil, false
+		}
+		if fastEncode(r.mem[:size], v) {
+			return &pluginv1.SharedBatch{Offset: 0, Length: uint64(size)}, true
+		}
+	}
+	// What the hand encoder leaves to protobuf (unknown fields, invalid
+	// UTF-8, ...): protobuf writes it into the region if it fits.
+	size := proto.Size(v)
+	if size > len(r.mem) {
+		return nil, false
+	}
+	out, err := proto.MarshalOptions{Deterministic: true, UseCachedSize: true}.MarshalAppend(r.mem[:0:size], v)
+	if err != nil || len(out) != size || (size > 0 && &out[0] != &r.mem[0]) {
+		return nil, false
+	}
+	return &pluginv1.SharedBatch{Offset: 0, Length: uint64(size)}, true
+}
+
+// Take copies the batch ref names out of the region and decodes it into m,
+// a *PollResponse or a *PutRequest, which it resets first. The decoded
+// records alias the copy, not the region, so they stay valid after the
+// region is reused. A reference outside the region is an error naming it.
+func (r *SharedRegion) Take(ref *pluginv1.SharedBatch, m proto.Message) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrSharedClosed
+	}
+	off, n, size := ref.GetOffset(), ref.GetLength(), uint64(len(r.mem))
+	if off > size || n > size-off {
+		r.mu.Unlock()
+		return fmt.Errorf("shared batch at offset %d, %d bytes long, lies outside the %d-byte shared region", off, n, size)
+	}
+	// bytes.Clone does not zero what it is about to overwrite, unlike make.
+	b := bytes.Clone(r.mem[off : off+n])
+	r.mu.Unlock()
+	if b == nil {
+		b = []byte{}
+	}
+	switch m := m.(type) {
+	case *pluginv1.PollResponse:
+		m.Reset()
+		if decodePollResponse(b, m) {
+			return nil
+		}
+	case *pluginv1.PutRequest:
+		m.Reset()
+		if decodePutRequest(b, m) {
+			return nil
+		}
+	}
+	if err := proto.Unmarshal(b, m); err != nil {
+		return fmt.Errorf("decode shared batch (%d bytes): %w", n, err)
+	}
+	return nil
+}
