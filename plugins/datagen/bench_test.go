@@ -23,6 +23,9 @@ var benchConfigs = []struct {
 	bytes int64
 }{
 	{"raw-1KiB", map[string]string{topicKey: "b", formatKey: formatRaw, recordSizeKey: "1024", keyFieldKey: "userid"}, 1024},
+	// What make bench runs.
+	{"raw-pageviews-1KiB", map[string]string{topicKey: "b", formatKey: formatRaw, quickstartKey: "pageviews", recordSizeKey: "1024", keyFieldKey: "pageid", seedKey: "1"}, 1024},
+	{"raw-orders", map[string]string{topicKey: "b", formatKey: formatRaw, quickstartKey: "orders", keyFieldKey: "orderid"}, 0},
 	{"struct-users", map[string]string{topicKey: "b"}, 0},
 	{"struct-1KiB", map[string]string{topicKey: "b", recordSizeKey: "1024"}, 1024},
 }
@@ -43,6 +46,22 @@ func BenchmarkPoll(b *testing.B) {
 				n += len(recs)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// BenchmarkGenerate measures the generator alone: b.N calls of record,
+// without the SourceRecord and offset map Poll wraps each one in.
+func BenchmarkGenerate(b *testing.B) {
+	for _, bc := range benchConfigs {
+		b.Run(bc.name, func(b *testing.B) {
+			g := newGenerator(mustSettings(b, bc.props))
+			b.SetBytes(bc.bytes)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for seq := range int64(b.N) {
+				g.record(seq)
+			}
 		})
 	}
 }

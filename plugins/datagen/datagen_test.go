@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	mrand "math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,8 +110,9 @@ func TestQuickstartRecordsMatchTheirSchemas(t *testing.T) {
 	for _, name := range quickstartNames() {
 		for _, size := range []string{"0", "1024"} {
 			t.Run(name+"/record.size="+size, func(t *testing.T) {
-				s := mustSettings(t, map[string]string{topicKey: "t", quickstartKey: name, recordSizeKey: size})
-				g := newGenerator(s)
+				props := map[string]string{topicKey: "t", quickstartKey: name, recordSizeKey: size, seedKey: "11",
+					keyFieldKey: quickstarts[name].keyFields()[0]}
+				g := newGenerator(mustSettings(t, props))
 				hasTimestamp := false
 				for _, f := range g.schema.Fields {
 					hasTimestamp = hasTimestamp || f.Schema.Name == data.TimestampName
@@ -120,9 +123,16 @@ func TestQuickstartRecordsMatchTheirSchemas(t *testing.T) {
 				if g.schema.Name == "" {
 					t.Errorf("value schema has no name")
 				}
+				var names []string
+				for _, f := range g.schema.Fields {
+					names = append(names, f.Name)
+				}
+				// The raw generator with the same seed writes the same records.
+				props[formatKey] = formatRaw
+				raw := newGenerator(mustSettings(t, props))
 				seenNull := false
 				for seq := range int64(5000) {
-					_, _, vs, v := g.record(seq)
+					_, k, vs, v := g.record(seq)
 					if vs != g.schema {
 						t.Fatalf("record %d: value schema %v, want %v", seq, vs, g.schema)
 					}
@@ -136,23 +146,89 @@ func TestQuickstartRecordsMatchTheirSchemas(t *testing.T) {
 					for i := range vs.Fields {
 						seenNull = seenNull || st.GetIndex(i) == nil
 					}
-					// The JSON the raw format and record.size use is valid and
-					// says what encoding/json says.
-					got := appendJSON(nil, v)
+					// The raw value is valid JSON, says what encoding/json
+					// says of the struct, and has the fields in schema order.
+					_, rk, _, rv := raw.record(seq)
+					got := []byte(rv.(data.Raw))
 					var back, want any
 					if err := json.Unmarshal(got, &back); err != nil {
-						t.Fatalf("record %d: appendJSON wrote invalid JSON %s: %v", seq, got, err)
+						t.Fatalf("record %d: invalid JSON %s: %v", seq, got, err)
 					}
 					wb, _ := json.Marshal(plain(v))
 					_ = json.Unmarshal(wb, &want)
 					if gb, _ := json.Marshal(back); !bytes.Equal(gb, wb) {
-						t.Fatalf("record %d: appendJSON %s, encoding/json %s", seq, got, wb)
+						t.Fatalf("record %d: raw %s, encoding/json %s", seq, got, wb)
+					}
+					if keys := objectKeys(t, got); !slices.Equal(keys, names) {
+						t.Fatalf("record %d: raw fields %v, want %v", seq, keys, names)
+					}
+					if string(rk.(data.Raw)) != keyText(k) {
+						t.Fatalf("record %d: raw key %q, want %q", seq, rk, keyText(k))
 					}
 				}
 				if name == "pageviews" && !seenNull {
 					t.Errorf("no record left the optional referrer null")
 				}
 			})
+		}
+	}
+}
+
+// objectKeys returns the names of a JSON object's fields, in order.
+func objectKeys(t testing.TB, js []byte) []string {
+	t.Helper()
+	var names []string
+	d := json.NewDecoder(bytes.NewReader(js))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("%s is not an object", js)
+	}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		names = append(names, tok.(string))
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+	}
+	return names
+}
+
+func TestAppendCents(t *testing.T) {
+	for c := range 1_000_001 {
+		got := appendCents(nil, c)
+		if want := strconv.AppendFloat(nil, float64(c)/100, 'g', -1, 64); !bytes.Equal(got, want) {
+			t.Fatalf("appendCents(%d) = %s, want %s", c, got, want)
+		}
+	}
+}
+
+// rng draws what rand.Rand over the same PCG draws, so seeds keep making
+// the records they made.
+func TestRNGMatchesRand(t *testing.T) {
+	ns := []int{1, 2, 3, 4, 6, 9, 10, 70, 100, 500, 1000, 1024, 90000, 120_000, 1 << 40, 1<<62 + 12345}
+	for seed := range uint64(200) {
+		var r rng
+		r.Seed(splitmix(seed), seed)
+		ref := mrand.New(mrand.NewPCG(splitmix(seed), seed))
+		for i := range 500 {
+			switch i % 3 {
+			case 0:
+				n := ns[i/3%len(ns)]
+				if got, want := r.IntN(n), ref.IntN(n); got != want {
+					t.Fatalf("seed %d draw %d: IntN(%d) = %d, rand.Rand says %d", seed, i, n, got, want)
+				}
+			case 1:
+				if got, want := r.Float64(), ref.Float64(); got != want {
+					t.Fatalf("seed %d draw %d: Float64 = %v, rand.Rand says %v", seed, i, got, want)
+				}
+			default:
+				if got, want := r.Uint64(), ref.Uint64(); got != want {
+					t.Fatalf("seed %d draw %d: Uint64 = %d, rand.Rand says %d", seed, i, got, want)
+				}
+			}
 		}
 	}
 }
@@ -242,7 +318,8 @@ func TestContentVaries(t *testing.T) {
 
 func TestRecordSize(t *testing.T) {
 	for _, name := range quickstartNames() {
-		for _, size := range []int{300, 1024, 4096} {
+		// 20000: values above maxArenaValue are allocated on their own.
+		for _, size := range []int{300, 1024, 4096, 20000} {
 			for _, format := range []string{formatStruct, formatRaw} {
 				props := map[string]string{topicKey: "t", quickstartKey: name, formatKey: format, recordSizeKey: strconv.Itoa(size)}
 				g := newGenerator(mustSettings(t, props))
@@ -266,6 +343,31 @@ func TestRecordSize(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The worker owns what Poll returned: later records must not write over
+// the keys and values of earlier ones (they share arena chunks).
+func TestReturnedRecordsAreNotWrittenAgain(t *testing.T) {
+	for _, size := range []string{"0", "1024", "20000"} {
+		t.Run("record.size="+size, func(t *testing.T) {
+			task := startTask(t, nil, map[string]string{topicKey: "t", formatKey: formatRaw, quickstartKey: "pageviews",
+				keyFieldKey: "pageid", recordSizeKey: size, batchSizeKey: "100"})
+			first := pollCtx(t, task, time.Second)
+			var keys, values []string
+			for _, r := range first {
+				keys = append(keys, string(r.Key.(data.Raw)))
+				values = append(values, string(r.Value.(data.Raw)))
+			}
+			for range 50 {
+				pollCtx(t, task, time.Second)
+			}
+			for i, r := range first {
+				if string(r.Key.(data.Raw)) != keys[i] || string(r.Value.(data.Raw)) != values[i] {
+					t.Fatalf("record %d changed after later polls:\n%s %s\nwas\n%s %s", i, r.Key, r.Value, keys[i], values[i])
+				}
+			}
+		})
 	}
 }
 
@@ -560,4 +662,17 @@ func TestPayloadsDoNotShareText(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keyText is the text of a key field's value, as a raw key carries it.
+func keyText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	return data.FormatValue(v)
 }

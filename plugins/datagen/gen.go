@@ -3,9 +3,9 @@ package main
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"math/bits"
 	mrand "math/rand/v2"
 	"slices"
-	"strconv"
 	"time"
 	"unsafe"
 
@@ -32,21 +32,20 @@ type generator struct {
 	seeded    bool
 	task      int
 	taskCount int
-	clock     time.Time // timestamp of unseeded records, set per batch
+	clockMs   int64 // timestamp of unseeded records, set per batch
 
-	pcg *mrand.PCG
-	rng *mrand.Rand
-	// scratch is the struct raw records are filled into before encoding:
-	// they never leave the generator, so one serves every record.
-	scratch *data.Struct
-	buf     []byte // scratch for sizing struct payloads
+	rng rng
+	// w is where records are written as JSON: every raw record, and
+	// struct records whose payload is sized from their JSON.
+	w *jsonRecord
 	// text is the payload pool (see newTextPool); payloads are windows
 	// into it. Never written after it is made, so struct payloads are
 	// strings over it without a copy.
 	text []byte
-	// arena is where raw keys and short raw values are carved from: one
-	// allocation for many records instead of one per record.
+	// arena is where raw keys and values are carved from: one allocation
+	// for many records instead of one per record (see arenaChunk).
 	arena []byte
+	boxes rawBoxes
 }
 
 // Payload pool geometry: the pool holds poolRecords payloads' worth of text
@@ -56,9 +55,19 @@ const (
 	poolRecords = 8192
 	minPool     = 1 << 20
 	maxPool     = 16 << 20
-	// arenaChunk stays a small-object size: large ones are zeroed and
-	// faulted in afresh every time.
-	arenaChunk = 16 << 10
+)
+
+// Arena geometry. A chunk is zeroed when it is made and lives until the last
+// record carved from it is dropped; the records of a batch are dropped
+// together, so that holds at most a chunk beyond the batches in flight.
+// Measured with 1 KiB values, 64 KiB chunks cost less per record than a
+// small-object allocation per value (which the garbage collector then
+// sweeps one by one) and than 16 or 32 KiB chunks. Values above
+// maxArenaValue get an allocation of their own, so that the chunk tail left
+// unused when one does not fit stays small.
+const (
+	arenaChunk    = 64 << 10
+	maxArenaValue = arenaChunk / 16
 )
 
 func newGenerator(s *settings) *generator {
@@ -66,9 +75,7 @@ func newGenerator(s *settings) *generator {
 		q: s.quickstart, schema: s.quickstart.schema, payloadIdx: -1, keyIdx: -1,
 		recordSize: s.recordSize, raw: s.raw,
 		seeded: s.seeded, task: s.taskIndex, taskCount: s.taskCount,
-		pcg: mrand.NewPCG(0, 0),
 	}
-	g.rng = mrand.New(g.pcg)
 	if s.seeded {
 		g.seed = uint64(s.seed)
 	} else {
@@ -87,13 +94,11 @@ func newGenerator(s *settings) *generator {
 		f := g.schema.Field(s.keyField)
 		g.keyIdx, g.keySchema = f.Index, f.Schema
 	}
-	if g.raw {
-		g.scratch = data.NewStruct(g.schema)
-	}
+	g.w = newJSONRecord(g.schema, g.keyIdx)
 	if s.recordSize > 0 {
 		g.text = newTextPool(g.seed, min(max(s.recordSize*poolRecords, minPool), maxPool+s.recordSize))
 	}
-	g.clock = time.Now()
+	g.setClock(time.Now())
 	return g
 }
 
@@ -101,9 +106,9 @@ func newGenerator(s *settings) *generator {
 // per task (a few milliseconds) is what lets a payload cost a copy, or
 // nothing, instead of drawing every word of every record.
 func newTextPool(seed uint64, n int) []byte {
-	g := &generator{pcg: mrand.NewPCG(splitmix(seed^0x7e47), seed)}
-	g.rng = mrand.New(g.pcg)
-	return g.appendText(make([]byte, 0, n+8), n)
+	var r rng
+	r.Seed(splitmix(seed^0x7e47), seed)
+	return r.appendText(make([]byte, 0, n+8), n)
 }
 
 // payload returns n bytes of text at a random offset into the pool.
@@ -146,61 +151,76 @@ func splitmix(x uint64) uint64 {
 
 // setClock sets the timestamp unseeded records carry (one per batch: a
 // clock read per record would cost more than the record).
-func (g *generator) setClock(now time.Time) { g.clock = now }
+func (g *generator) setClock(now time.Time) { g.clockMs = now.UnixMilli() }
 
-func (g *generator) timestamp(seq int64) time.Time {
+// timestamp returns record seq's timestamp in epoch milliseconds (the
+// precision of Timestamp values): a seeded run's record seq falls within
+// second seq after seededEpoch.
+func (g *generator) timestamp(seq int64) int64 {
 	if g.seeded {
-		return seededEpoch.Add(time.Duration(seq)*time.Second + time.Duration(g.rng.IntN(1000))*time.Millisecond)
+		return seededEpoch.UnixMilli() + seq*1000 + int64(g.rng.IntN(1000))
 	}
-	// Timestamp values have millisecond precision.
-	return time.UnixMilli(g.clock.UnixMilli()).UTC()
+	return g.clockMs
 }
 
 // record returns the key and value of record seq, with their schemas (nil
 // schemas for raw bytes).
 func (g *generator) record(seq int64) (keySchema *data.Schema, key any, valueSchema *data.Schema, value any) {
 	h := splitmix(g.seed ^ uint64(seq))
-	g.pcg.Seed(h, splitmix(h))
-	v := g.scratch
-	if v == nil {
-		v = data.NewStruct(g.schema)
+	g.rng.Seed(h, splitmix(h))
+	if g.raw {
+		k, v := g.rawRecord(seq)
+		if k != nil {
+			key = g.boxes.box(k)
+		}
+		return nil, key, nil, g.boxes.box(v)
 	}
-	g.q.fill(g, v, seq)
-
+	v := data.NewStruct(g.schema)
+	if g.payloadIdx < 0 {
+		g.q.gen(g, seq, v, nil)
+	} else {
+		// Size the payload as rawRecord does: what the JSON with an empty
+		// one leaves of record.size.
+		g.w.reset()
+		g.q.gen(g, seq, v, g.w)
+		g.w.field(g.payloadIdx)
+		n := max(g.recordSize-len(g.w.b)-len(`""}`), 0)
+		if n == 0 {
+			v.SetIndex(g.payloadIdx, "")
+		} else {
+			// The pool is never written, so the string can share its memory.
+			text := g.payload(seq, n)
+			v.SetIndex(g.payloadIdx, unsafe.String(unsafe.SliceData(text), n))
+		}
+	}
 	if g.keyIdx >= 0 {
 		key, keySchema = v.GetIndex(g.keyIdx), g.keySchema
-		if g.raw {
-			key, keySchema = g.rawKey(key), nil
-		}
-	}
-	if g.payloadIdx < 0 {
-		if g.raw {
-			g.buf = appendJSON(g.buf[:0], v)
-			return keySchema, key, nil, data.Raw(g.copyOut(g.buf))
-		}
-		return keySchema, key, g.schema, v
-	}
-	// Size the payload: encode with an empty one, then fill the difference.
-	// The payload is the last field, so the encoding ends with `""}`.
-	v.SetIndex(g.payloadIdx, "")
-	g.buf = appendJSON(g.buf[:0], v)
-	n := max(g.recordSize-len(g.buf), 0)
-	text := g.payload(seq, n)
-	if g.raw {
-		// Appending to a full slice allocates without zeroing what the
-		// append fills: cheaper than a zeroed buffer filled by copy.
-		head := g.buf[:len(g.buf)-2]
-		b := append(head[:len(head):len(head)], text...)
-		b = append(b, '"', '}')
-		return keySchema, key, nil, data.Raw(b)
-	}
-	// The pool is never written, so the string can share its memory.
-	if n == 0 {
-		v.SetIndex(g.payloadIdx, "")
-	} else {
-		v.SetIndex(g.payloadIdx, unsafe.String(unsafe.SliceData(text), n))
 	}
 	return keySchema, key, g.schema, v
+}
+
+// rawRecord writes record seq as JSON. The key, if any, and the value are
+// slices of the arena or, for a long value, an allocation of its own; the
+// worker owns them once Poll returns, and nothing writes them again.
+func (g *generator) rawRecord(seq int64) (key, value data.Raw) {
+	w := g.w
+	w.reset()
+	g.q.gen(g, seq, nil, w)
+	if g.payloadIdx < 0 {
+		w.end()
+		value = g.copyOut(w.b)
+	} else {
+		w.field(g.payloadIdx)
+		w.b = append(w.b, '"')
+		// The payload fills what the rest leaves of record.size.
+		n := max(g.recordSize-len(w.b)-len(`"}`), 0)
+		text := g.payload(seq, n)
+		value = g.join(w.b, text, `"}`)
+	}
+	if g.keyIdx >= 0 {
+		key = g.copyOut(w.key(g.keySchema.Type == data.String))
+	}
+	return key, value
 }
 
 // copyOut copies b into the arena.
@@ -210,33 +230,22 @@ func (g *generator) copyOut(b []byte) []byte {
 	return out
 }
 
-// rawKey is keyText as bytes in the arena.
-func (g *generator) rawKey(v any) data.Raw {
-	switch x := v.(type) {
-	case string:
-		out := g.alloc(len(x))
-		copy(out, x)
-		return out
-	case int32:
-		g.buf = strconv.AppendInt(g.buf[:0], int64(x), 10)
-	case int64:
-		g.buf = strconv.AppendInt(g.buf[:0], x, 10)
-	default:
-		return data.Raw(keyText(v))
+// join returns head, text and tail one after the other, in the arena or,
+// when long, in an allocation of their own. tail is not empty, so the
+// result never shares head's memory.
+func (g *generator) join(head, text []byte, tail string) []byte {
+	n := len(head) + len(text) + len(tail)
+	if n > maxArenaValue {
+		// Appending to a full slice allocates without zeroing what the
+		// append fills: cheaper than a zeroed buffer filled by copy.
+		b := append(head[:len(head):len(head)], text...)
+		return append(b, tail...)
 	}
-	return g.copyOut(g.buf)
-}
-
-func keyText(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case int32:
-		return strconv.FormatInt(int64(x), 10)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	}
-	return data.FormatValue(v)
+	b := g.alloc(n)
+	p := copy(b, head)
+	p += copy(b[p:], text)
+	copy(b[p:], tail)
+	return b
 }
 
 // word is a vocabulary entry packed for appendText: its letters and a
@@ -269,18 +278,46 @@ var vocabulary = func() [256]word {
 // appendText appends exactly n bytes of words and spaces: JSON-safe text
 // (lower-case letters and spaces only). Each word is one 8-byte store, which
 // is what makes a 1 KiB payload cost a few hundred nanoseconds.
-func (g *generator) appendText(b []byte, n int) []byte {
+func (r *rng) appendText(b []byte, n int) []byte {
 	p, end := len(b), len(b)+n
 	// 8 bytes of slack: a store near the end may spill past it.
 	b = slices.Grow(b, n+8)[:end+8]
 	for p < end {
-		r := g.rng.Uint64()
+		x := r.Uint64()
 		for i := 0; i < 8 && p < end; i++ {
-			w := &vocabulary[byte(r)]
+			w := &vocabulary[byte(x)]
 			binary.LittleEndian.PutUint64(b[p:], w.bits)
 			p += w.n
-			r >>= 8
+			x >>= 8
 		}
 	}
 	return b[:end]
+}
+
+// rng is the generator's random source: math/rand/v2's PCG, with IntN and
+// Float64 computed as rand.Rand computes them on 64-bit platforms, so that
+// a seed makes the records it always made. Calling the PCG directly, not
+// through rand.Rand's Source interface, lets the compiler inline the draws.
+type rng struct{ mrand.PCG }
+
+// IntN returns a uniform int in [0, n), n > 0, as rand.Rand.IntN does:
+// Lemire's multiply-and-reject, masking for powers of two.
+func (r *rng) IntN(n int) int {
+	u := uint64(n)
+	if u&(u-1) == 0 {
+		return int(r.Uint64() & (u - 1))
+	}
+	hi, lo := bits.Mul64(r.Uint64(), u)
+	if lo < u {
+		thresh := -u % u
+		for lo < thresh {
+			hi, lo = bits.Mul64(r.Uint64(), u)
+		}
+	}
+	return int(hi)
+}
+
+// Float64 returns a uniform float64 in [0, 1), as rand.Rand.Float64 does.
+func (r *rng) Float64() float64 {
+	return float64(r.Uint64()<<11>>11) / (1 << 53)
 }

@@ -9,14 +9,17 @@ import (
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
 
-// quickstart is one made-up data set: a value schema and how to fill it.
+// quickstart is one made-up data set: a value schema and how to make its
+// records.
 type quickstart struct {
 	name   string
 	schema *data.Schema
-	// fill sets every field of s (a struct of schema, possibly holding the
-	// previous record's values) from g's random source; seq is the record's
-	// sequence number within its task.
-	fill func(g *generator, s *data.Struct, seq int64)
+	// gen draws the values of record seq (sequence number within its task)
+	// from g.rng, in a fixed order, then sets them into v and appends them
+	// to w, whichever is not nil. One draw serves both, so a raw record and
+	// a struct record of the same seed agree, and a struct payload can be
+	// sized from the JSON without a second encoder.
+	gen func(g *generator, seq int64, v *data.Struct, w *jsonRecord)
 }
 
 // keyFields lists the fields key.field may name.
@@ -45,27 +48,47 @@ func quickstartNames() []string {
 	return names
 }
 
+// choices is a pool of string values in the two forms a record takes them
+// in, made once: boxed for a struct field (a string stored in an interface
+// otherwise costs an allocation per record) and as a JSON string.
+type choices struct {
+	value []any
+	json  []string
+}
+
+func newChoices(vals ...string) choices {
+	c := choices{value: make([]any, len(vals)), json: make([]string, len(vals))}
+	for i, v := range vals {
+		c.value[i] = v
+		c.json[i] = string(appendJSONString(nil, v))
+	}
+	return c
+}
+
+func (c choices) len() int { return len(c.value) }
+
+// numbered is prefix1 to prefixN.
+func numbered(prefix string, n int) choices {
+	vals := make([]string, n)
+	for i := range vals {
+		vals[i] = prefix + strconv.Itoa(i+1)
+	}
+	return newChoices(vals...)
+}
+
 // Value pools. Small, fixed cardinalities give joins and aggregations in
 // demos something to find.
 var (
 	regions   = numbered("Region_", 9)
-	genders   = []string{"FEMALE", "MALE", "OTHER"}
-	interests = []string{"Games", "Sports", "Travel", "Music", "News", "Movies", "Cooking", "Books", "Fashion", "Science"}
-	cities    = []string{"Lisbon", "Osaka", "Austin", "Nairobi", "Tallinn", "Recife", "Perth", "Leeds", "Pune", "Quebec"}
-	states    = []string{"AK", "CA", "NY", "TX", "WA", "OR", "IL", "FL", "GA", "MA"}
-	referrers = []string{"https://www.example.com/", "https://search.example.org/?q=sluice", "https://news.example.net/tech", "https://social.example.io/feed"}
+	genders   = newChoices("FEMALE", "MALE", "OTHER")
+	interests = newChoices("Games", "Sports", "Travel", "Music", "News", "Movies", "Cooking", "Books", "Fashion", "Science")
+	cities    = newChoices("Lisbon", "Osaka", "Austin", "Nairobi", "Tallinn", "Recife", "Perth", "Leeds", "Pune", "Quebec")
+	states    = newChoices("AK", "CA", "NY", "TX", "WA", "OR", "IL", "FL", "GA", "MA")
+	referrers = newChoices("https://www.example.com/", "https://search.example.org/?q=sluice", "https://news.example.net/tech", "https://social.example.io/feed")
+	userIDs   = numbered("User_", 1000)
+	itemIDs   = numbered("Item_", 500)
+	pageIDs   = numbered("Page_", 100)
 )
-
-func numbered(prefix string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = prefix + strconv.Itoa(i+1)
-	}
-	return out
-}
-
-// Identifier pools are built on demand from a number: "User_" + n.
-func userID(g *generator) string { return "User_" + strconv.Itoa(1+g.rng.IntN(1000)) }
 
 func usersQuickstart() *quickstart {
 	s := data.StructBuilder().Name("io.sluice.connect.datagen.users").
@@ -76,18 +99,45 @@ func usersQuickstart() *quickstart {
 		Field("age", data.Int32Schema).
 		Field("interests", data.ArrayOf(data.StringSchema)).
 		MustBuild()
-	return &quickstart{name: "users", schema: s, fill: func(g *generator, v *data.Struct, seq int64) {
-		v.SetIndex(0, g.timestamp(seq))
-		v.SetIndex(1, userID(g))
-		v.SetIndex(2, regions[g.rng.IntN(len(regions))])
-		v.SetIndex(3, genders[g.rng.IntN(len(genders))])
-		v.SetIndex(4, int32(16+g.rng.IntN(70)))
-		n := g.rng.IntN(4)
-		ints := make([]any, n)
-		for i := range ints {
-			ints[i] = interests[g.rng.IntN(len(interests))]
+	return &quickstart{name: "users", schema: s, gen: func(g *generator, seq int64, v *data.Struct, w *jsonRecord) {
+		ts := g.timestamp(seq)
+		user := g.rng.IntN(userIDs.len())
+		region := g.rng.IntN(regions.len())
+		gender := g.rng.IntN(genders.len())
+		age := int32(16 + g.rng.IntN(70))
+		var picked [3]int
+		n := g.rng.IntN(len(picked) + 1)
+		for i := range n {
+			picked[i] = g.rng.IntN(interests.len())
 		}
-		v.SetIndex(5, ints)
+		if v != nil {
+			v.SetIndex(0, timestampValue(ts))
+			v.SetIndex(1, userIDs.value[user])
+			v.SetIndex(2, regions.value[region])
+			v.SetIndex(3, genders.value[gender])
+			v.SetIndex(4, age)
+			ints := make([]any, n)
+			for i := range ints {
+				ints[i] = interests.value[picked[i]]
+			}
+			v.SetIndex(5, ints)
+		}
+		if w != nil {
+			w.int(0, ts)
+			w.text(1, userIDs.json[user])
+			w.text(2, regions.json[region])
+			w.text(3, genders.json[gender])
+			w.int(4, int64(age))
+			w.field(5)
+			w.b = append(w.b, '[')
+			for i := range n {
+				if i > 0 {
+					w.b = append(w.b, ',')
+				}
+				w.b = append(w.b, interests.json[picked[i]]...)
+			}
+			w.b = append(w.b, ']')
+		}
 	}}
 }
 
@@ -104,17 +154,43 @@ func ordersQuickstart() *quickstart {
 		Field("orderunits", data.Float64Schema).
 		Field("address", address).
 		MustBuild()
-	return &quickstart{name: "orders", schema: s, fill: func(g *generator, v *data.Struct, seq int64) {
-		v.SetIndex(0, g.timestamp(seq))
+	addressNames := fieldPrefixes(address)
+	return &quickstart{name: "orders", schema: s, gen: func(g *generator, seq int64, v *data.Struct, w *jsonRecord) {
+		ts := g.timestamp(seq)
 		// Unique across the connector's tasks.
-		v.SetIndex(1, seq*int64(g.taskCount)+int64(g.task))
-		v.SetIndex(2, "Item_"+strconv.Itoa(1+g.rng.IntN(500)))
-		v.SetIndex(3, math.Round((0.5+g.rng.Float64()*9.5)*100)/100)
-		a := data.NewStruct(address)
-		a.SetIndex(0, cities[g.rng.IntN(len(cities))])
-		a.SetIndex(1, states[g.rng.IntN(len(states))])
-		a.SetIndex(2, int32(10000+g.rng.IntN(90000)))
-		v.SetIndex(4, a)
+		orderID := seq*int64(g.taskCount) + int64(g.task)
+		item := g.rng.IntN(itemIDs.len())
+		// Whole cents from 0.50 to 10.00.
+		cents := int(math.Round((0.5 + g.rng.Float64()*9.5) * 100))
+		city := g.rng.IntN(cities.len())
+		state := g.rng.IntN(states.len())
+		zip := int32(10000 + g.rng.IntN(90000))
+		if v != nil {
+			v.SetIndex(0, timestampValue(ts))
+			v.SetIndex(1, orderID)
+			v.SetIndex(2, itemIDs.value[item])
+			v.SetIndex(3, float64(cents)/100)
+			a := data.NewStruct(address)
+			a.SetIndex(0, cities.value[city])
+			a.SetIndex(1, states.value[state])
+			a.SetIndex(2, zip)
+			v.SetIndex(4, a)
+		}
+		if w != nil {
+			w.int(0, ts)
+			w.int(1, orderID)
+			w.text(2, itemIDs.json[item])
+			w.field(3)
+			w.b = appendCents(w.b, cents)
+			w.field(4)
+			w.b = append(w.b, addressNames[0]...)
+			w.b = append(w.b, cities.json[city]...)
+			w.b = append(w.b, addressNames[1]...)
+			w.b = append(w.b, states.json[state]...)
+			w.b = append(w.b, addressNames[2]...)
+			w.b = strconv.AppendInt(w.b, int64(zip), 10)
+			w.b = append(w.b, '}')
+		}
 	}}
 }
 
@@ -126,19 +202,42 @@ func pageviewsQuickstart() *quickstart {
 		Field("referrer", data.OptionalStringSchema).
 		Field("duration_ms", data.Int64Schema).
 		MustBuild()
-	return &quickstart{name: "pageviews", schema: s, fill: func(g *generator, v *data.Struct, seq int64) {
-		v.SetIndex(0, g.timestamp(seq))
-		v.SetIndex(1, userID(g))
-		v.SetIndex(2, "Page_"+strconv.Itoa(1+g.rng.IntN(100)))
-		if r := g.rng.IntN(len(referrers) + 2); r < len(referrers) {
-			v.SetIndex(3, referrers[r])
-		} else {
-			v.SetIndex(3, nil) // a direct visit
+	return &quickstart{name: "pageviews", schema: s, gen: func(g *generator, seq int64, v *data.Struct, w *jsonRecord) {
+		ts := g.timestamp(seq)
+		user := g.rng.IntN(userIDs.len())
+		page := g.rng.IntN(pageIDs.len())
+		// Two chances in len+2 of a direct visit (no referrer).
+		ref := g.rng.IntN(referrers.len() + 2)
+		duration := int64(200 + g.rng.IntN(120_000))
+		if v != nil {
+			v.SetIndex(0, timestampValue(ts))
+			v.SetIndex(1, userIDs.value[user])
+			v.SetIndex(2, pageIDs.value[page])
+			if ref < referrers.len() {
+				v.SetIndex(3, referrers.value[ref])
+			} else {
+				v.SetIndex(3, nil)
+			}
+			v.SetIndex(4, duration)
 		}
-		v.SetIndex(4, int64(200+g.rng.IntN(120_000)))
+		if w != nil {
+			w.int(0, ts)
+			w.text(1, userIDs.json[user])
+			w.text(2, pageIDs.json[page])
+			if ref < referrers.len() {
+				w.text(3, referrers.json[ref])
+			} else {
+				w.text(3, "null")
+			}
+			w.int(4, duration)
+		}
 	}}
 }
 
 // seededEpoch is where timestamps of a seeded run start, so a seeded run is
 // reproducible to the byte.
 var seededEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// timestampValue is a Timestamp field's value: epoch milliseconds as a
+// time.Time in UTC.
+func timestampValue(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
