@@ -45,7 +45,6 @@ type generator struct {
 	// arena is where raw keys and values are carved from: one allocation
 	// for many records instead of one per record (see arenaChunk).
 	arena []byte
-	boxes rawBoxes
 }
 
 // Payload pool geometry: the pool holds poolRecords payloads' worth of text
@@ -171,9 +170,9 @@ func (g *generator) record(seq int64) (keySchema *data.Schema, key any, valueSch
 	if g.raw {
 		k, v := g.rawRecord(seq)
 		if k != nil {
-			key = g.boxes.box(k)
+			key = data.Raw(k)
 		}
-		return nil, key, nil, g.boxes.box(v)
+		return nil, key, nil, data.Raw(v)
 	}
 	v := data.NewStruct(g.schema)
 	if g.payloadIdx < 0 {
