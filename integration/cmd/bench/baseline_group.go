@@ -22,7 +22,7 @@ const groupCommitEvery = 200 * time.Millisecond
 // around its plugin, so that the noop sink can be compared with like work:
 // it joins a fresh consumer group with the worker's balancer, reads the
 // filled topic from the start and commits what it polled every
-// groupCommitEvery, plus once when it has read everything. It is timed the
+// groupCommitEvery, the last time at the first tick after it read everything. It is timed the
 // way noopSinkBench is: from the client's creation until the group's
 // committed offsets, fetched every pollEvery, reach the end of every
 // partition.
@@ -162,7 +162,8 @@ type groupConsumed struct {
 }
 
 // consumeAndCommit polls until it has read want records, committing what
-// it polled whenever groupCommitEvery has passed and once at the end. As
+// it polled whenever groupCommitEvery has passed, the last time at the
+// first tick after the end. As
 // the worker's sink task does, it bounds each poll by the next commit so
 // that commits stay on time when no records come.
 func consumeAndCommit(ctx context.Context, cl *kgo.Client, topic string, want int) groupConsumed {
@@ -206,6 +207,15 @@ func consumeAndCommit(ctx context.Context, cl *kgo.Client, topic string, want in
 		}
 	}
 	c.last = time.Now()
+	// The last commit comes at the next tick, as a sink's does: a consumer
+	// that does not know where the stream ends cannot commit "at the end".
+	t := time.NewTimer(time.Until(next))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return fail("wait for the last commit", ctx.Err())
+	}
 	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
 		return fail("final commit", err)
 	}
