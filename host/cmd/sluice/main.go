@@ -20,6 +20,15 @@ import (
 // -ldflags "-X main.Version=1.2.3".
 var Version = "0.1.0-dev"
 
+// gcPercent is the worker's garbage collection target unless GOGC is set.
+// A worker moves data: it allocates a lot of short-lived memory (fetched and
+// polled batches) next to a small live heap, so Go's default (collect when
+// the heap doubles) collects dozens of times a second under load, and each
+// collection also empties the buffer pools the Kafka client reuses. Letting
+// the heap grow to four times its live size cuts the worker's CPU per
+// record by about a fifth in the benchmarks, for some tens of MiB more RSS.
+const gcPercent = 300
+
 // Exit statuses of the worker commands.
 const (
 	exitOK      = 0
@@ -28,6 +37,9 @@ const (
 )
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := wire.StartProfile("worker")
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
