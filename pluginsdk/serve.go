@@ -3,6 +3,7 @@ package pluginsdk
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -32,6 +33,10 @@ type Class struct {
 	// describe the class, so it should only allocate.
 	New func() Connector
 }
+
+// gcPercent is the plugin's garbage collection target unless GOGC is set
+// or the plugin set its own before calling Serve.
+const gcPercent = 200
 
 var (
 	loggerOnce sync.Once
@@ -68,6 +73,12 @@ func Serve(classes ...Class) {
 		log.Error("cannot serve connector classes", "error", err)
 		fmt.Fprintln(os.Stderr, "pluginsdk:", err)
 		os.Exit(1)
+	}
+	// Batches make a plugin allocate much short-lived memory next to a
+	// small live heap; collecting less often saves CPU per record. Only
+	// when nobody chose otherwise: GOGC, or SetGCPercent before Serve.
+	if old := debug.SetGCPercent(gcPercent); old != 100 {
+		debug.SetGCPercent(old)
 	}
 	name := "plugin"
 	if c := os.Getenv(wire.EnvConnector); c != "" {
