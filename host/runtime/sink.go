@@ -238,6 +238,9 @@ func (t *sinkTask) loop(ctx context.Context) error {
 		if b == nil {
 			recs := t.poll(ctx, gen)
 			if len(recs) == 0 {
+				if err := t.putEmpty(ctx); err != nil && !errors.Is(err, errStopped) {
+					return err
+				}
 				continue
 			}
 			t.mu.Lock()

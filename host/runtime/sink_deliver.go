@@ -269,15 +269,47 @@ func (t *sinkTask) toConnect(kr *kgo.Record, sr *data.SinkRecord) (Stage, error)
 // redelivery after the backoff, with every partition paused meanwhile (no
 // new records overtake it); anything else fails the task. Holds mu.
 func (t *sinkTask) deliver(ctx context.Context, b *sinkBatch) error {
-	var err error
-	if len(b.records) > 0 {
-		t.worker.setBatch(b.consumed)
-		cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
-		err = t.plugin.Put(cctx, b.req)
-		cancel()
-		t.worker.setBatch(nil)
-	}
+	// A batch that transforms emptied is still put, empty, as Kafka
+	// Connect does.
+	t.worker.setBatch(b.consumed)
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	err := t.plugin.Put(cctx, b.req)
+	cancel()
+	t.worker.setBatch(nil)
 	return t.afterPut(ctx, b, err)
+}
+
+// putEmpty puts an empty batch after a poll that brought nothing, as Kafka
+// Connect calls put with an empty collection after every such poll: sinks
+// that flush on time (rotation intervals) or resume partitions they paused
+// rely on being called while no record comes. Not while the task is
+// paused, stopping, or waiting to redeliver a batch. A retriable error
+// needs no redelivery (there is nothing to deliver again); any other
+// fails the task.
+func (t *sinkTask) putEmpty(ctx context.Context) error {
+	paused, stopping, failure := t.snapshot()
+	t.mu.Lock()
+	pending := t.pending != nil || t.closed
+	t.mu.Unlock()
+	if paused || stopping || failure != nil || pending || ctx.Err() != nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	err := t.plugin.Put(cctx, &pluginv1.PutRequest{})
+	cancel()
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return errStopped
+	case wire.KindOf(err) == wire.KindRetriable:
+		t.log.Debug("empty put asked for redelivery; nothing to redeliver", "error", err)
+		return nil
+	}
+	if f := t.failed(); f != nil {
+		return f
+	}
+	return fmt.Errorf("put: %w", err)
 }
 
 // afterPut applies the outcome of b's Put (err), as deliver describes.

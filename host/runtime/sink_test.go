@@ -797,3 +797,37 @@ func TestSinkBatchDefaults(t *testing.T) {
 		}
 	}
 }
+
+// As Kafka Connect does, a poll that brings nothing is followed by an empty
+// put (at the pace of the poll deadline, the next commit), and so is a
+// batch that transforms emptied; offsets still move past dropped records.
+func TestSinkEmptyPuts(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	ev := &events{}
+	f := newFakeSink(ev)
+	cfg := sinkConfig(c, f, nil, "a")
+	cfg.Timing.OffsetFlushInterval = 100 * time.Millisecond
+	cfg.Transforms = transformFunc(func(*data.Record) (*data.Record, error) { return nil, nil })
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "empty puts while idle", func() bool { return f.putCalls() >= 3 })
+	produceTo(t, c, "a", 0, 0, 10)
+	eventually(t, "dropped records committed", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 10 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, b := range f.batches {
+		if len(b) != 0 {
+			t.Fatalf("put %d had %d records; every record was dropped", i+1, len(b))
+		}
+	}
+	if len(f.delivered) != 0 {
+		t.Fatalf("%d records delivered", len(f.delivered))
+	}
+}
