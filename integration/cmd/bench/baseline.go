@@ -33,17 +33,21 @@ func init() {
 	}
 	for _, parts := range []int32{1, 6} {
 		Register(Benchmark{
-			Name: fmt.Sprintf("baseline/consume-p%d", parts),
+			Name:    fmt.Sprintf("baseline/consume-p%d", parts),
+			Prepare: fillFirst(parts),
 			Run: func(ctx context.Context, env *BenchEnv) (Result, error) {
 				return consumeBaseline(ctx, env, parts)
 			},
 		})
 	}
 	// Right after the bare consumers, so that the table shows the two
-	// kinds of consumer side by side (see baseline_group.go).
+	// kinds of consumer side by side (see baseline_group.go). They run
+	// before the sinks compared with them, so that the broker has created
+	// __consumer_offsets before a sink first joins a group.
 	for _, parts := range []int32{1, 6} {
 		Register(Benchmark{
-			Name: fmt.Sprintf("baseline/consume-group-p%d", parts),
+			Name:    fmt.Sprintf("baseline/consume-group-p%d", parts),
+			Prepare: groupsReady(parts),
 			Run: func(ctx context.Context, env *BenchEnv) (Result, error) {
 				return consumeGroupBaseline(ctx, env, parts)
 			},
@@ -66,7 +70,8 @@ func produceBaseline(ctx context.Context, env *BenchEnv, parts int32) (Result, e
 		return Result{}, err
 	}
 	// The topic now holds exactly the payload: consumers can reuse it
-	// instead of producing it again.
+	// instead of producing it again (the first run's topic, if this
+	// baseline runs twice).
 	env.setFilled(parts, topic)
 	return res, nil
 }
@@ -118,28 +123,38 @@ func consumeBaseline(ctx context.Context, env *BenchEnv, parts int32) (Result, e
 		return Result{}, err
 	}
 	defer cl.Close()
-	var recs int
-	var bytes int64
-	for recs < env.Records {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return Result{}, fmt.Errorf("consume %s: %d of %d records: %w", topic, recs, env.Records, err)
-		}
-		var fetchErr error
-		fs.EachError(func(_ string, p int32, err error) { fetchErr = fmt.Errorf("partition %d: %w", p, err) })
-		if fetchErr != nil {
-			return Result{}, fmt.Errorf("consume %s: %w", topic, fetchErr)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			recs++
-			bytes += int64(len(r.Key) + len(r.Value))
-		})
+	recs, bytes, err := consumeAll(ctx, cl, topic, env.Records)
+	if err != nil {
+		return Result{}, err
 	}
 	secs := time.Since(start).Seconds()
 	if recs != env.Records {
 		return Result{}, fmt.Errorf("consume %s: read %d records, topic holds %d", topic, recs, env.Records)
 	}
 	return Result{Records: recs, Bytes: bytes, Seconds: secs}, nil
+}
+
+// consumeAll polls cl until it has read n records of topic and returns
+// how many records and key+value bytes it read.
+func consumeAll(ctx context.Context, cl *kgo.Client, topic string, n int) (int, int64, error) {
+	var recs int
+	var bytes int64
+	for recs < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return recs, bytes, fmt.Errorf("consume %s: %d of %d records: %w", topic, recs, n, err)
+		}
+		var fetchErr error
+		fs.EachError(func(_ string, p int32, err error) { fetchErr = fmt.Errorf("partition %d: %w", p, err) })
+		if fetchErr != nil {
+			return recs, bytes, fmt.Errorf("consume %s: %w", topic, fetchErr)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			recs++
+			bytes += int64(len(r.Key) + len(r.Value))
+		})
+	}
+	return recs, bytes, nil
 }
 
 // createTopic creates a topic with the broker's default replication factor.

@@ -46,8 +46,13 @@ import (
 //	                      until two seconds after the new worker runs its
 //	                      tasks. Records: the tasks that did not move.
 func init() {
-	Register(Benchmark{Name: "sluice/failover-kill", Run: benchFailoverKill})
-	Register(Benchmark{Name: "sluice/join-pause", Run: benchJoinPause})
+	// Prepare builds the counter plugin, outside what is measured.
+	build := func(_ context.Context, env *BenchEnv) error {
+		_, err := counterPluginDir(env)
+		return err
+	}
+	Register(Benchmark{Name: "sluice/failover-kill", Prepare: build, Run: benchFailoverKill})
+	Register(Benchmark{Name: "sluice/join-pause", Prepare: build, Run: benchJoinPause})
 }
 
 // distSessionTimeout is the group session timeout of the benchmark

@@ -20,18 +20,22 @@ import (
 
 // The pipeline benchmarks: data moved by a standalone Sluice worker (the
 // real bin/sluice and its plugin processes), each compared with the raw
-// franz-go baseline of the same direction and partition count:
+// franz-go baseline that does the same work on the same partition count,
+// run right before and right after it:
 //
 //   - sluice/datagen-pN: the datagen source (format=raw, 1 KiB values keyed
 //     by page id, one task) writes Records records to an N-partition topic; timed from the
 //     connector's creation until the topic's end offsets hold them all.
+//     Baseline: baseline/produce-pN.
 //   - sluice/noop-sink-pN: the noop sink (one task) reads the N-partition
 //     topic the baselines filled with Records payload records; timed from
 //     the connector's creation until its consumer group has committed the
-//     end of every partition.
+//     end of every partition. Baseline: baseline/consume-group-pN, which
+//     joins a group and commits every 200 ms as the worker does; the ratio
+//     to the bare baseline/consume-pN is reported too.
 //
 // The worker is started before the clock starts and stopped after it
-// stops; its start-up is not measured.
+// stops; its start-up is not timed, but its CPU is counted (see cpu.go).
 func init() {
 	for _, parts := range []int32{1, 6} {
 		Register(Benchmark{
@@ -44,8 +48,10 @@ func init() {
 	}
 	for _, parts := range []int32{1, 6} {
 		Register(Benchmark{
-			Name:     fmt.Sprintf("sluice/noop-sink-p%d", parts),
-			Baseline: fmt.Sprintf("baseline/consume-p%d", parts),
+			Name:        fmt.Sprintf("sluice/noop-sink-p%d", parts),
+			Baseline:    fmt.Sprintf("baseline/consume-group-p%d", parts),
+			AlsoCompare: []string{fmt.Sprintf("baseline/consume-p%d", parts)},
+			Prepare:     groupsReady(parts),
 			Run: func(ctx context.Context, env *BenchEnv) (Result, error) {
 				return noopSinkBench(ctx, env, parts)
 			},
@@ -170,8 +176,8 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 	if err := w.stop(ctx); err != nil {
 		return Result{}, err
 	}
-	w.reportCPU("sluice/datagen-p"+strconv.Itoa(int(parts)), env.Records)
-	return Result{Records: env.Records, Bytes: bytes * int64(env.Records), Seconds: secs, PeakRSSBytes: w.peakRSSByRole()}, nil
+	return Result{Records: env.Records, Bytes: bytes * int64(env.Records), Seconds: secs,
+		PeakRSSBytes: w.peakRSSByRole(), CPUSeconds: w.cpuByRole()}, nil
 }
 
 // checkSample reads the first records of topic and checks their values'
@@ -283,7 +289,6 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 	if err := w.stop(ctx); err != nil {
 		return Result{}, err
 	}
-	w.reportCPU("sluice/noop-sink-p"+strconv.Itoa(int(parts)), env.Records)
 	m := noopCount.FindStringSubmatch(w.proc.LogTail(2000))
 	if m == nil {
 		return Result{}, fmt.Errorf("%s: the noop sink task logged no count when it stopped; worker log %s:\n%s", name, w.proc.LogPath(), w.proc.LogTail(15))
@@ -291,7 +296,8 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 	if n, err := strconv.ParseFloat(m[1], 64); err != nil || int64(n) != end {
 		return Result{}, fmt.Errorf("%s: the noop sink was put %s records, want %d", name, m[1], end)
 	}
-	return Result{Records: env.Records, Bytes: int64(env.Records) * env.Payload.RecordBytes(), Seconds: secs, PeakRSSBytes: w.peakRSSByRole()}, nil
+	return Result{Records: env.Records, Bytes: int64(env.Records) * env.Payload.RecordBytes(), Seconds: secs,
+		PeakRSSBytes: w.peakRSSByRole(), CPUSeconds: w.cpuByRole()}, nil
 }
 
 // phase splits a pipeline's time into start-up (connector creation until
@@ -320,12 +326,4 @@ func (p *phase) report(name, what string, start time.Time, total int64) {
 	}
 	fmt.Printf("  %s: first records %s %.2fs after the connector's creation; then %.0f rec/s\n",
 		name, what, p.at.Sub(start).Seconds(), rate)
-}
-
-// reportCPU prints the CPU time the worker and its plugins used over their
-// whole life (start-up included) as a note: on a machine shared with the
-// broker, CPU per record is what limits throughput.
-func (w *sluiceWorker) reportCPU(name string, records int) {
-	wk, pl := w.cpuSeconds()
-	fmt.Printf("  %s: CPU %.2fs worker + %.2fs plugins = %.1f µs per record\n", name, wk, pl, (wk+pl)/float64(records)*1e6)
 }

@@ -14,9 +14,9 @@ import (
 
 // Result is one benchmark's outcome. Records and Bytes count what the
 // benchmark moved (Bytes = key+value bytes); the harness derives the rates,
-// the ratio to the baseline and the peak RSS figures it can see, so a
-// benchmark only has to fill Name (optional), Records, Bytes and Seconds,
-// plus PeakRSSBytes entries for processes it started itself.
+// the ratios to the baselines, the CPU and the peak RSS figures it can see,
+// so a benchmark only has to fill Records, Bytes and Seconds, plus
+// PeakRSSBytes and CPUSeconds entries for processes it started itself.
 type Result struct {
 	Name          string  `json:"name"`
 	Records       int     `json:"records"`
@@ -24,10 +24,24 @@ type Result struct {
 	Seconds       float64 `json:"seconds"`
 	RecordsPerSec float64 `json:"records_per_sec"`
 	MBPerSec      float64 `json:"mb_per_sec"` // 10^6 bytes of key+value per second
-	// Ratio is RecordsPerSec divided by that of BaselineName in the same
-	// run (0 for baselines): how close a pipeline gets to raw franz-go.
+	// Ratio is RecordsPerSec divided by the mean records/s of the runs of
+	// BaselineName in BaselineRecordsPerSec (0 for baselines): how close a
+	// pipeline gets to raw franz-go.
 	Ratio        float64 `json:"ratio,omitempty"`
 	BaselineName string  `json:"baseline,omitempty"`
+	// BaselineRecordsPerSec are the baseline's runs right before and right
+	// after this benchmark (one figure if the second failed): the broker's
+	// and the machine's drift between runs mostly cancels in their mean.
+	BaselineRecordsPerSec []float64 `json:"baseline_records_per_sec,omitempty"`
+	// AlsoRatios maps each of Benchmark.AlsoCompare to RecordsPerSec
+	// divided by that benchmark's (single, earlier) run.
+	AlsoRatios map[string]float64 `json:"also_ratios,omitempty"`
+	// CPUSeconds maps a process role to the user+system CPU seconds it
+	// used during the benchmark (roles and window: see cpu.go).
+	CPUSeconds map[string]float64 `json:"cpu_seconds,omitempty"`
+	// CPUMicrosPerRecord is the sum of CPUSeconds per record moved, in µs
+	// (0 for benchmarks that move no bytes).
+	CPUMicrosPerRecord float64 `json:"cpu_us_per_record,omitempty"`
 	// PeakRSSBytes maps a process ("bench" = this harness, "kafka" = the
 	// broker, or whatever a benchmark adds, e.g. "sluice") to its peak
 	// resident set during the benchmark.
@@ -35,15 +49,23 @@ type Result struct {
 	Error        string           `json:"error,omitempty"`
 }
 
-// Benchmark is a named benchmark. Baselines (Baseline == "") run first, in
-// registration order; then the rest, in registration order (files' init
-// functions run in file name order).
+// Benchmark is a named benchmark. The run order (see schedule): each
+// benchmark without a Baseline in registration order (files' init
+// functions run in file name order), each followed by the benchmarks
+// compared with it, each of those followed by another run of the baseline.
 type Benchmark struct {
 	Name string
 	// Baseline names the baseline this benchmark is compared with; it is
-	// run even if BENCH_ONLY does not select it.
+	// run even if BENCH_ONLY does not select it, right before this
+	// benchmark and again right after it.
 	Baseline string
-	Run      func(ctx context.Context, env *BenchEnv) (Result, error)
+	// AlsoCompare names further baselines that this benchmark's ratio is
+	// reported to as well (against their one run); they are run too.
+	AlsoCompare []string
+	// Prepare, if set, runs before Run, outside what is measured (CPU and
+	// peak RSS): producing the topic a consumer reads, building a plugin.
+	Prepare func(ctx context.Context, env *BenchEnv) error
+	Run     func(ctx context.Context, env *BenchEnv) (Result, error)
 }
 
 var registry []Benchmark
@@ -131,12 +153,26 @@ func (e *BenchEnv) FilledTopic(ctx context.Context, partitions int32) (string, e
 	return topic, nil
 }
 
-// setFilled records that topic holds exactly Records payload records.
+// setFilled records that topic holds exactly Records payload records,
+// unless another topic of that partition count already does: every
+// consumer and sink of a run then reads the same topic, though the produce
+// baselines run twice.
 func (e *BenchEnv) setFilled(partitions int32, topic string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.filled == nil {
 		e.filled = map[int32]string{}
 	}
-	e.filled[partitions] = topic
+	if _, ok := e.filled[partitions]; !ok {
+		e.filled[partitions] = topic
+	}
+}
+
+// fillFirst is the Prepare of the benchmarks that read the filled topic
+// of parts partitions.
+func fillFirst(parts int32) func(context.Context, *BenchEnv) error {
+	return func(ctx context.Context, env *BenchEnv) error {
+		_, err := env.FilledTopic(ctx, parts)
+		return err
+	}
 }
