@@ -131,19 +131,18 @@ func (ks *sinkService) Put(ctx context.Context, req *pluginv1.PutRequest) (*plug
 		return nil, err
 	}
 	defer exit()
+	var recs []*data.SinkRecord
 	if ref := req.GetShared(); ref != nil {
 		if inst.shared == nil {
 			return nil, status.Error(codes.InvalidArgument, "put: batch in shared memory, but none was accepted")
 		}
-		// Copied out of the region: the task may keep records after Put
-		// returns, when the worker writes the next batch there.
-		req = &pluginv1.PutRequest{}
-		if err := inst.shared.Take(ref, req); err != nil {
+		// Copied out of the region (the task may keep records after Put
+		// returns, when the worker writes the next batch there) and
+		// decoded straight into records, which alias the copy.
+		if recs, err = inst.shared.TakeSinkRecords(ref); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "put: %v", err)
 		}
-	}
-	recs, err := wire.DecodeSinkRecords(req.GetSchemas(), req.GetRecords())
-	if err != nil {
+	} else if recs, err = wire.DecodeSinkRecords(req.GetSchemas(), req.GetRecords()); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "put: decode records: %v", err)
 	}
 	if err := ks.s.guard("put", func() error { return inst.task.Put(cctx, recs) }); err != nil {

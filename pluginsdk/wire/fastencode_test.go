@@ -20,6 +20,33 @@ import (
 // schemaless keys and values, headers, and the scalar fields at their
 // edges (zero, negative, largest).
 func randomBatches(t testing.TB, seed uint64, n int) []proto.Message {
+	var out []proto.Message
+	for _, rb := range randomRecordBatches(seed, n) {
+		schemas, recs, err := EncodeSourceRecords(rb.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sschemas, srecs, err := EncodeSinkRecords(rb.sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out,
+			&pluginv1.PollResponse{Schemas: schemas, Records: recs, FirstSeq: rb.firstSeq},
+			&pluginv1.PutRequest{Schemas: sschemas, Records: srecs})
+	}
+	return out
+}
+
+// recordBatch is one random batch of source records and the sink records
+// made of the same data.
+type recordBatch struct {
+	src      []*data.SourceRecord
+	sink     []*data.SinkRecord
+	firstSeq uint64
+}
+
+// randomRecordBatches returns the records randomBatches encodes.
+func randomRecordBatches(seed uint64, n int) []recordBatch {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 7))}
 	edge := []int64{0, 1, -1, 127, 128, math.MaxInt32, math.MinInt32, math.MaxInt64, math.MinInt64}
 	pick := func() int64 {
@@ -40,7 +67,7 @@ func randomBatches(t testing.TB, seed uint64, n int) []proto.Message {
 		s := g.schema(3)
 		return s, g.value(s, true)
 	}
-	var out []proto.Message
+	var out []recordBatch
 	for range n {
 		var src []*data.SourceRecord
 		var sink []*data.SinkRecord
@@ -72,17 +99,7 @@ func randomBatches(t testing.TB, seed uint64, n int) []proto.Message {
 			sink = append(sink, &data.SinkRecord{Record: rec, Offset: pick(), TimestampType: data.TimestampType(g.r.IntN(3)),
 				OriginalTopic: rec.Topic, OriginalPartition: int32(pick()), OriginalOffset: pick()})
 		}
-		schemas, recs, err := EncodeSourceRecords(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sschemas, srecs, err := EncodeSinkRecords(sink)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out,
-			&pluginv1.PollResponse{Schemas: schemas, Records: recs, FirstSeq: uint64(pick())},
-			&pluginv1.PutRequest{Schemas: sschemas, Records: srecs})
+		out = append(out, recordBatch{src: src, sink: sink, firstSeq: uint64(pick())})
 	}
 	return out
 }

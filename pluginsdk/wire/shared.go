@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sluice-io/sluice/pluginsdk/data"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
@@ -87,22 +88,11 @@ func (r *SharedRegion) Place(v proto.Message) (ref *pluginv1.SharedBatch, ok boo
 // records alias the copy, not the region, so they stay valid after the
 // region is reused. A reference outside the region is an error naming it.
 func (r *SharedRegion) Take(ref *pluginv1.SharedBatch, m proto.Message) error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return ErrSharedClosed
+	b, err := r.copyOut(ref)
+	if err != nil {
+		return err
 	}
-	off, n, size := ref.GetOffset(), ref.GetLength(), uint64(len(r.mem))
-	if off > size || n > size-off {
-		r.mu.Unlock()
-		return fmt.Errorf("shared batch at offset %d, %d bytes long, lies outside the %d-byte shared region", off, n, size)
-	}
-	// bytes.Clone does not zero what it is about to overwrite, unlike make.
-	b := bytes.Clone(r.mem[off : off+n])
-	r.mu.Unlock()
-	if b == nil {
-		b = []byte{}
-	}
+	n := len(b)
 	switch m := m.(type) {
 	case *pluginv1.PollResponse:
 		m.Reset()
@@ -119,4 +109,44 @@ func (r *SharedRegion) Take(ref *pluginv1.SharedBatch, m proto.Message) error {
 		return fmt.Errorf("decode shared batch (%d bytes): %w", n, err)
 	}
 	return nil
+}
+
+// copyOut copies the batch ref names out of the region.
+func (r *SharedRegion) copyOut(ref *pluginv1.SharedBatch) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrSharedClosed
+	}
+	off, n, size := ref.GetOffset(), ref.GetLength(), uint64(len(r.mem))
+	if off > size || n > size-off {
+		return nil, fmt.Errorf("shared batch at offset %d, %d bytes long, lies outside the %d-byte shared region", off, n, size)
+	}
+	// bytes.Clone does not zero what it is about to overwrite, unlike make.
+	b := bytes.Clone(r.mem[off : off+n])
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+// TakeSinkRecords copies the Put batch ref names out of the region and
+// decodes it straight into sink records (DecodePutBatch): the records
+// alias the copy, not the region, so they stay valid after the region is
+// reused. The errors are those of Take followed by DecodeSinkRecords: a
+// reference outside the region, "decode shared batch" for bytes that are
+// not a PutRequest, "decode records" for records that do not convert.
+func (r *SharedRegion) TakeSinkRecords(ref *pluginv1.SharedBatch) ([]*data.SinkRecord, error) {
+	b, err := r.copyOut(ref)
+	if err != nil {
+		return nil, err
+	}
+	recs, parseErr, err := decodePutBatch(b)
+	if parseErr != nil {
+		return nil, fmt.Errorf("decode shared batch (%d bytes): %w", len(b), parseErr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode records: %w", err)
+	}
+	return recs, nil
 }

@@ -1,0 +1,559 @@
+package wire
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// A Put batch is read on the plugin side straight from its bytes into the
+// records the sink task gets, without the generated PutRequest in between:
+// the hand decoder of fastdecode.go followed by DecodeSinkRecords costs a
+// slab of protobuf structs per batch and a second walk over them, and the
+// plugin side of a Put is where a sink pipeline waits.
+//
+// The result is what DecodeSinkRecords(decodePutRequest(b)) gives, value
+// for value and type for type. The fused decoder accepts only what it
+// reads exactly as that path does (the forms the encoders write); on
+// anything else (an unknown field, a field repeated that protobuf would
+// merge, a wire type other than the schema's, invalid UTF-8, malformed
+// bytes) and on every conversion error it gives up and the two-step path
+// decodes the batch, so that errors are that path's own, word for word.
+// Within a record key, value or header value, what it does not read
+// itself goes through proto.Unmarshal and DecodeValue, as before.
+
+// maxFusedDepth bounds the nesting of values the fused decoder follows;
+// deeper ones go through protobuf, which has its own recursion limit.
+const maxFusedDepth = 64
+
+// DecodePutBatch reads the encoding of a PutRequest (without its shared
+// field) into the sink records DecodeSinkRecords would return for it. The
+// records alias b (bytes values and raw data are sub-slices of it, strings
+// point into it): b must be the caller's own and stay unchanged while any
+// record is in use. Bytes that are not a PutRequest give an error wrapping
+// protobuf's; records that do not convert give DecodeSinkRecords' error.
+func DecodePutBatch(b []byte) ([]*data.SinkRecord, error) {
+	recs, parseErr, err := decodePutBatch(b)
+	if parseErr != nil {
+		return nil, fmt.Errorf("decode put request (%d bytes): %w", len(b), parseErr)
+	}
+	return recs, err
+}
+
+// decodePutBatch returns parseErr when b is not a PutRequest and convErr
+// when its records do not convert.
+func decodePutBatch(b []byte) (recs []*data.SinkRecord, parseErr, convErr error) {
+	if recs, ok := fusedPutBatch(b); ok {
+		return recs, nil, nil
+	}
+	var m pluginv1.PutRequest
+	if !decodePutRequest(b, &m) {
+		if err := proto.Unmarshal(b, &m); err != nil {
+			return nil, err, nil
+		}
+	}
+	recs, err := DecodeSinkRecords(m.Schemas, m.Records)
+	return recs, nil, err
+}
+
+// putDecoder reads one batch's records.
+type putDecoder struct {
+	schemas *SchemaDecoder
+}
+
+// fusedPutBatch decodes b, or reports false for the two-step path.
+func fusedPutBatch(b []byte) ([]*data.SinkRecord, bool) {
+	// The schema table may come anywhere in the message: read it, and
+	// count the records, first.
+	var tableBuf [4]*pluginv1.Schema
+	table := tableBuf[:0]
+	count := 0
+	for rest := b; len(rest) > 0; {
+		num, sub, n := topField(rest)
+		if n < 0 {
+			return nil, false
+		}
+		rest = rest[n:]
+		switch num {
+		case 1:
+			s, ok := schema(sub)
+			if !ok {
+				return nil, false
+			}
+			table = append(table, s)
+		case 2:
+			count++
+		default:
+			return nil, false
+		}
+	}
+	dec, err := NewSchemaDecoder(table)
+	if err != nil {
+		return nil, false
+	}
+	d := putDecoder{schemas: dec}
+	store := make([]data.SinkRecord, count)
+	out := make([]*data.SinkRecord, count)
+	i := 0
+	for rest := b; len(rest) > 0; {
+		num, sub, n := topField(rest)
+		rest = rest[n:]
+		if num != 2 {
+			continue
+		}
+		if !d.record(sub, &store[i]) {
+			return nil, false
+		}
+		out[i] = &store[i]
+		i++
+	}
+	return out, true
+}
+
+// topField reads one field of a PutRequest, all of whose fields are
+// length-delimited; n < 0 for anything else.
+func topField(b []byte) (protowire.Number, []byte, int) {
+	num, typ, _, sub, n, ok := pfield(b)
+	if !ok || typ != protowire.BytesType {
+		return 0, nil, -1
+	}
+	return num, sub, n
+}
+
+// pfield is field with the common cases read in line: a one-byte tag, a
+// length of one or two bytes.
+func pfield(b []byte) (num protowire.Number, typ protowire.Type, v uint64, sub []byte, n int, ok bool) {
+	if len(b) >= 2 && b[0] < 0x80 && b[0] >= 8 {
+		num, typ = protowire.Number(b[0]>>3), protowire.Type(b[0]&7)
+		switch {
+		case typ == protowire.VarintType:
+			if b[1] < 0x80 {
+				return num, typ, uint64(b[1]), nil, 2, true
+			}
+			if x, m := protowire.ConsumeVarint(b[1:]); m > 0 {
+				return num, typ, x, nil, 1 + m, true
+			}
+		case typ != protowire.BytesType:
+		case b[1] < 0x80:
+			if l := 2 + int(b[1]); l <= len(b) {
+				return num, typ, 0, b[2:l:l], l, true
+			}
+		case len(b) >= 3 && b[2] < 0x80:
+			if l := 3 + (int(b[1]&0x7f) | int(b[2])<<7); l <= len(b) {
+				return num, typ, 0, b[3:l:l], l, true
+			}
+		}
+	}
+	return field(b)
+}
+
+// countField counts the occurrences of field num in the message b.
+func countField(b []byte, num protowire.Number) int {
+	c := 0
+	for len(b) > 0 {
+		f, _, n := protowire.ConsumeField(b)
+		if n < 0 {
+			break
+		}
+		if f == num {
+			c++
+		}
+		b = b[n:]
+	}
+	return c
+}
+
+// record decodes a SinkRecord message into r, as DecodeSinkRecords
+// converts the generated one.
+func (d *putDecoder) record(b []byte, r *data.SinkRecord) bool {
+	var ts int64
+	var tt int32
+	var haveKey, haveValue bool
+	for len(b) > 0 {
+		num, typ, x, sub, n, ok := pfield(b)
+		if !ok {
+			return false
+		}
+		b = b[n:]
+		if typ == protowire.VarintType {
+			switch num {
+			case 2:
+				r.Partition = int32(x)
+			case 3:
+				r.Offset = int64(x)
+			case 4:
+				ts = int64(x)
+			case 5:
+				tt = int32(x)
+			case 10:
+				r.OriginalPartition = int32(x)
+			case 11:
+				r.OriginalOffset = int64(x)
+			default:
+				return false
+			}
+			continue
+		}
+		switch {
+		case num == 1:
+			if r.Topic, ok = aliasString(sub); !ok {
+				return false
+			}
+		case num == 6 && !haveKey:
+			haveKey = true
+			if r.KeySchema, r.Key, ok = d.data(sub); !ok {
+				return false
+			}
+		case num == 7 && !haveValue:
+			haveValue = true
+			if r.ValueSchema, r.Value, ok = d.data(sub); !ok {
+				return false
+			}
+		case num == 8:
+			if r.Headers == nil {
+				r.Headers = make(data.Headers, 0, 1+countField(b, 8))
+			}
+			h, ok := d.header(sub)
+			if !ok {
+				return false
+			}
+			r.Headers = append(r.Headers, h)
+		case num == 9:
+			if r.OriginalTopic, ok = aliasString(sub); !ok {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if ts != noTimestamp {
+		r.Timestamp = time.UnixMilli(ts).UTC()
+	}
+	switch pluginv1.TimestampType(tt) {
+	case pluginv1.TimestampType_TIMESTAMP_TYPE_UNSPECIFIED:
+		r.TimestampType = data.NoTimestampType
+	case pluginv1.TimestampType_TIMESTAMP_TYPE_CREATE_TIME:
+		r.TimestampType = data.CreateTime
+	case pluginv1.TimestampType_TIMESTAMP_TYPE_LOG_APPEND_TIME:
+		r.TimestampType = data.LogAppendTime
+	default:
+		return false
+	}
+	return true
+}
+
+// header decodes a Header message, as decodeHeaders converts one.
+func (d *putDecoder) header(b []byte) (data.Header, bool) {
+	var h data.Header
+	haveValue := false
+	for len(b) > 0 {
+		num, typ, _, sub, n, ok := pfield(b)
+		if !ok || typ != protowire.BytesType {
+			return h, false
+		}
+		b = b[n:]
+		switch {
+		case num == 1:
+			if h.Key, ok = aliasString(sub); !ok {
+				return h, false
+			}
+		case num == 2 && !haveValue:
+			haveValue = true
+			if h.Schema, h.Value, ok = d.data(sub); !ok {
+				return h, false
+			}
+		default:
+			return h, false
+		}
+	}
+	return h, true
+}
+
+// data decodes a Data message, as decodeData converts one.
+func (d *putDecoder) data(b []byte) (*data.Schema, any, bool) {
+	var kind protowire.Number
+	var payload []byte
+	var ref uint32
+	for len(b) > 0 {
+		num, typ, x, sub, n, ok := pfield(b)
+		if !ok {
+			return nil, nil, false
+		}
+		b = b[n:]
+		switch {
+		case (num == 1 || num == 2) && typ == protowire.BytesType && kind == 0:
+			kind, payload = num, sub
+		case num == 3 && typ == protowire.VarintType:
+			ref = uint32(x)
+		default:
+			return nil, nil, false
+		}
+	}
+	if kind == 2 {
+		if len(payload) == 0 {
+			return nil, data.Raw{}, true
+		}
+		return nil, data.Raw(capped(payload)), true
+	}
+	s, err := d.schemas.Schema(ref)
+	if err != nil {
+		return nil, nil, false
+	}
+	if kind == 0 {
+		return s, nil, true
+	}
+	v, ok := d.value(s, payload, false, 0)
+	if !ok {
+		// What the fused decoder does not read (or an error): the value
+		// alone goes the two-step way.
+		pv := new(pluginv1.Value)
+		if proto.Unmarshal(payload, pv) != nil {
+			return nil, nil, false
+		}
+		var err error
+		if v, err = DecodeValue(s, pv); err != nil {
+			return nil, nil, false
+		}
+	}
+	return s, v, true
+}
+
+// value decodes the Value message b of schema s as DecodeValue converts
+// the generated one (nested: as decodeNested, which refuses a null the
+// schema does not allow). false means "not read here" or an error.
+func (d *putDecoder) value(s *data.Schema, b []byte, nested bool, depth int) (any, bool) {
+	if len(b) == 0 {
+		if nested && checkNull(s) != nil {
+			return nil, false
+		}
+		return nil, true
+	}
+	if depth > maxFusedDepth {
+		return nil, false
+	}
+	// Exactly one field, the kind, of the wire type its number has.
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 {
+		return nil, false
+	}
+	b = b[n:]
+	var x uint64
+	var sub []byte
+	switch {
+	case typ == protowire.VarintType && (num == 1 || num == 2):
+		x, n = protowire.ConsumeVarint(b)
+	case typ == protowire.Fixed64Type && num == 3:
+		x, n = protowire.ConsumeFixed64(b)
+	case typ == protowire.BytesType && num >= 4 && num <= 8:
+		sub, n = protowire.ConsumeBytes(b)
+	default:
+		return nil, false
+	}
+	if n != len(b) {
+		return nil, false
+	}
+	if s == nil {
+		return d.schemaless(num, x, sub, depth)
+	}
+	v, ok := d.physical(s, num, x, sub, depth)
+	if !ok || s.Name == "" || !data.IsLogical(s) {
+		return v, ok
+	}
+	v, err := data.FromPhysical(s, v)
+	return v, err == nil
+}
+
+// physical is decodePhysical over one Value field.
+func (d *putDecoder) physical(s *data.Schema, num protowire.Number, x uint64, sub []byte, depth int) (any, bool) {
+	switch s.Type {
+	case data.Int8, data.Int16, data.Int32, data.Int64:
+		if num != 2 {
+			return nil, false
+		}
+		n := protowire.DecodeZigZag(x)
+		switch s.Type {
+		case data.Int8:
+			return int8(n), n >= math.MinInt8 && n <= math.MaxInt8
+		case data.Int16:
+			return int16(n), n >= math.MinInt16 && n <= math.MaxInt16
+		case data.Int32:
+			return int32(n), n >= math.MinInt32 && n <= math.MaxInt32
+		}
+		return n, true
+	case data.Float32:
+		return float32(math.Float64frombits(x)), num == 3
+	case data.Float64:
+		return math.Float64frombits(x), num == 3
+	case data.Boolean:
+		return protowire.DecodeBool(x), num == 1
+	case data.String:
+		if num != 5 {
+			return nil, false
+		}
+		return aliasString(sub)
+	case data.Bytes:
+		if num != 4 {
+			return nil, false
+		}
+		return bytesValue(sub), true
+	case data.Array:
+		if num != 6 {
+			return nil, false
+		}
+		return d.array(s.ValueSchema, sub, depth)
+	case data.MapType:
+		if num != 7 {
+			return nil, false
+		}
+		return d.mapValue(s.KeySchema, s.ValueSchema, sub, depth)
+	case data.StructType:
+		if num != 8 {
+			return nil, false
+		}
+		return d.structValue(s, sub, depth)
+	}
+	return nil, false
+}
+
+// schemaless is decodeSchemaless over one Value field.
+func (d *putDecoder) schemaless(num protowire.Number, x uint64, sub []byte, depth int) (any, bool) {
+	switch num {
+	case 1:
+		return protowire.DecodeBool(x), true
+	case 2:
+		return protowire.DecodeZigZag(x), true
+	case 3:
+		return math.Float64frombits(x), true
+	case 4:
+		return bytesValue(sub), true
+	case 5:
+		return aliasString(sub)
+	case 6:
+		return d.array(nil, sub, depth)
+	case 7:
+		return d.mapValue(nil, nil, sub, depth)
+	}
+	// A struct needs a schema.
+	return nil, false
+}
+
+// bytesValue is a bytes_value as DecodeValue returns it: never nil.
+func bytesValue(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte{}
+	}
+	return capped(b)
+}
+
+// listLen counts the values of a ValueList message; false if it holds
+// anything else.
+func listLen(b []byte) (int, bool) {
+	n := 0
+	for len(b) > 0 {
+		num, typ, _, _, l, ok := pfield(b)
+		if !ok || num != 1 || typ != protowire.BytesType {
+			return 0, false
+		}
+		b = b[l:]
+		n++
+	}
+	return n, true
+}
+
+// nextElem returns the next value of a ValueList listLen accepted.
+func nextElem(b []byte) (elem, rest []byte) {
+	_, _, _, sub, n, _ := pfield(b)
+	return sub, b[n:]
+}
+
+func (d *putDecoder) array(es *data.Schema, b []byte, depth int) (any, bool) {
+	n, ok := listLen(b)
+	if !ok {
+		return nil, false
+	}
+	out := make([]any, n)
+	for i := range out {
+		var e []byte
+		e, b = nextElem(b)
+		if out[i], ok = d.value(es, e, true, depth+1); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func (d *putDecoder) structValue(s *data.Schema, b []byte, depth int) (any, bool) {
+	n, ok := listLen(b)
+	if !ok || n != len(s.Fields) {
+		return nil, false
+	}
+	st := data.NewStruct(s)
+	for i := range n {
+		var e []byte
+		e, b = nextElem(b)
+		v, ok := d.value(s.Fields[i].Schema, e, true, depth+1)
+		if !ok {
+			return nil, false
+		}
+		st.SetIndex(i, v)
+	}
+	return st, true
+}
+
+// mapValue is decodeMap over a ValueMap message.
+func (d *putDecoder) mapValue(ks, vs *data.Schema, b []byte, depth int) (any, bool) {
+	n, ok := listLen(b) // entries are field 1 too
+	if !ok {
+		return nil, false
+	}
+	out := make(data.Map, n)
+	allStrings := true
+	for i := range out {
+		var e []byte
+		e, b = nextElem(b)
+		var kb, vb []byte
+		var haveK, haveV bool
+		for len(e) > 0 {
+			num, typ, _, sub, l, ok := pfield(e)
+			if !ok || typ != protowire.BytesType {
+				return nil, false
+			}
+			e = e[l:]
+			switch {
+			case num == 1 && !haveK:
+				kb, haveK = sub, true
+			case num == 2 && !haveV:
+				vb, haveV = sub, true
+			default:
+				return nil, false
+			}
+		}
+		// An absent key or value is a null, as an empty one is.
+		k, ok := d.value(ks, kb, true, depth+1)
+		if !ok {
+			return nil, false
+		}
+		v, ok := d.value(vs, vb, true, depth+1)
+		if !ok {
+			return nil, false
+		}
+		if _, ok := k.(string); !ok {
+			allStrings = false
+		}
+		out[i] = data.MapEntry{Key: k, Value: v}
+	}
+	if !allStrings {
+		return out, true
+	}
+	sm := make(map[string]any, len(out))
+	for _, e := range out {
+		sm[e.Key.(string)] = e.Value
+	}
+	return sm, true
+}
