@@ -151,16 +151,13 @@ func (ss *sourceService) Poll(ctx context.Context, req *pluginv1.PollRequest) (*
 	if inst.life.Err() != nil {
 		return nil, status.Error(codes.FailedPrecondition, "source task stopped")
 	}
-	resp, err := inst.poll(ctx, ss.s, req)
+	b, firstSeq, err := inst.poll(ctx, ss.s, req)
 	if err != nil {
 		return nil, toStatus(ctx, fmt.Errorf("poll: %w", err))
 	}
-	if inst.shared != nil && len(resp.Records) > 0 {
-		// The worker reads the region before its next Poll, which cannot
-		// write it before this one is answered (pollSem is still held).
-		if ref, ok := inst.shared.Place(resp); ok {
-			resp = &pluginv1.PollResponse{Shared: ref}
-		}
+	resp, err := inst.answer(b, firstSeq)
+	if err != nil {
+		return nil, toStatus(ctx, fmt.Errorf("poll: %w", err))
 	}
 	if inst.prefetch && inst.pendingErr == nil && inst.life.Err() == nil {
 		// Fill the next batch while the worker handles this one; the
@@ -206,9 +203,30 @@ func (si *sourceInstance) fillAhead(s *server, maxRecords, maxBytes int, timeout
 	}
 }
 
-// poll fills one response: the batch filled ahead, if any and within this
-// request's bounds, topped up from the task. Holds pollSem.
-func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
+// answer writes a filled batch as the Poll answer: into the shared region
+// if there is one and the batch fits, else inline. Holds pollSem.
+func (si *sourceInstance) answer(b *pollBatch, firstSeq uint64) (*pluginv1.PollResponse, error) {
+	if b.len() == 0 {
+		return &pluginv1.PollResponse{}, nil
+	}
+	if si.shared != nil {
+		// The worker reads the region before its next Poll, which cannot
+		// write it before this one is answered (pollSem is still held).
+		if ref, ok := si.shared.PlacePoll(&b.enc, firstSeq); ok {
+			return &pluginv1.PollResponse{Shared: ref}, nil
+		}
+	}
+	resp, err := b.enc.Proto(firstSeq)
+	if err != nil {
+		return nil, fmt.Errorf("encode polled records: %w", err)
+	}
+	return resp, nil
+}
+
+// poll fills one batch: the one filled ahead, if any and within this
+// request's bounds, topped up from the task; firstSeq is the sequence
+// number of its first record. Holds pollSem.
+func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.PollRequest) (b *pollBatch, firstSeq uint64, err error) {
 	maxRecords, maxBytes, timeout := pollBounds(req)
 	deadline := time.Now().Add(timeout)
 	if d, ok := rpc.Deadline(); ok {
@@ -221,12 +239,12 @@ func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.Pol
 	ctx, done := callContext(rpc, si.life)
 	defer done()
 
-	b := si.ahead
+	b = si.ahead
 	si.ahead = nil
-	if b != nil && (b.len() > maxRecords || b.len() > 1 && b.size > maxBytes) {
+	if b != nil && !b.within(maxRecords, maxBytes) {
 		// This request allows less than the last one: start over with
 		// the records, in order, ahead of anything held back.
-		si.pending = append(slices.Clip(b.data), si.pending...)
+		si.pending = append(slices.Clip(b.records()), si.pending...)
 		b = nil
 	}
 	if b == nil {
@@ -235,23 +253,21 @@ func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.Pol
 		b.maxRecords, b.maxBytes = maxRecords, maxBytes
 	}
 	if err := si.fill(ctx, s, b, deadline); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-
-	resp := &pluginv1.PollResponse{Schemas: b.schemas, Records: b.recs}
 	if b.len() == 0 {
-		return resp, nil
+		return b, 0, nil
 	}
-	resp.FirstSeq = si.nextSeq
+	firstSeq = si.nextSeq
 	si.nextSeq += uint64(b.len())
 	if si.acker != nil {
 		si.ackMu.Lock()
-		for i, r := range b.data {
-			si.inflight[resp.FirstSeq+uint64(i)] = r
+		for i, r := range b.records() {
+			si.inflight[firstSeq+uint64(i)] = r
 		}
 		si.ackMu.Unlock()
 	}
-	return resp, nil
+	return b, firstSeq, nil
 }
 
 // fill adds records to b: first those held back, then from task.Poll until b

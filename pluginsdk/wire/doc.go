@@ -54,4 +54,12 @@
 // It encodes them by hand too (fastencode.go): one sizing pass, then the
 // bytes written back to front into one buffer, byte for byte protobuf's
 // deterministic output; messages it does not handle go to proto.Marshal.
+//
+// On the plugin side, the SDK skips the generated messages for batches in
+// shared memory: a Put batch is read from its bytes straight into sink
+// records (DecodePutBatch, SharedRegion.TakeSinkRecords; putdecode.go),
+// and a Poll answer is written from the source records straight into the
+// region (SourceBatch, SharedRegion.PlacePoll; pollencode.go). Both give
+// exactly what the two steps (convert, then encode or decode) give, and
+// hand anything unusual to them.
 package wire

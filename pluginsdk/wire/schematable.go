@@ -67,6 +67,36 @@ func (e *SchemaEncoder) Reset() {
 	e.table = nil
 }
 
+// truncate drops the table entries after the first n, and what maps to
+// them, as if the schemas that brought them had never been referenced.
+func (e *SchemaEncoder) truncate(n int) {
+	if len(e.table) <= n {
+		return
+	}
+	for s, ref := range e.byPtr {
+		if int(ref) > n {
+			delete(e.byPtr, s)
+		}
+	}
+	for fp, refs := range e.byPrint {
+		kept := refs[:0]
+		for _, ref := range refs {
+			if int(ref) <= n {
+				kept = append(kept, ref)
+			}
+		}
+		if len(kept) == 0 {
+			delete(e.byPrint, fp)
+		} else {
+			e.byPrint[fp] = kept
+		}
+	}
+	clear(e.known[n:])
+	e.known = e.known[:n]
+	clear(e.table[n:])
+	e.table = e.table[:n]
+}
+
 // fingerprint hashes the structural parts of a schema (FNV-1a). Defaults and
 // parameters are left out: collisions are resolved by data.SchemaEqual.
 func fingerprint(s *data.Schema) uint64 {
