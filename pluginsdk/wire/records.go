@@ -316,6 +316,13 @@ func encodeSourceRecord(enc *batchEncoder, r *data.SourceRecord, p *pluginv1.Sou
 
 // DecodeSourceRecords is the inverse of EncodeSourceRecords.
 func DecodeSourceRecords(schemas []*pluginv1.Schema, recs []*pluginv1.SourceRecord) ([]*data.SourceRecord, error) {
+	return decodeSourceRecords(schemas, recs, true)
+}
+
+// decodeSourceRecords is DecodeSourceRecords; without coords it leaves the
+// source partitions and offsets alone (the records' maps stay nil), as the
+// worker wants them (PollBatch).
+func decodeSourceRecords(schemas []*pluginv1.Schema, recs []*pluginv1.SourceRecord, coords bool) ([]*data.SourceRecord, error) {
 	dec, err := NewSchemaDecoder(schemas)
 	if err != nil {
 		return nil, err
@@ -324,7 +331,7 @@ func DecodeSourceRecords(schemas []*pluginv1.Schema, recs []*pluginv1.SourceReco
 	out := make([]*data.SourceRecord, len(recs))
 	for i, p := range recs {
 		r := &store[i]
-		if err := decodeSourceRecord(dec, p, r); err != nil {
+		if err := decodeSourceRecord(dec, p, r, coords); err != nil {
 			return nil, fmt.Errorf("source record %d (topic %s): %w", i, p.GetTopic(), err)
 		}
 		out[i] = r
@@ -332,16 +339,18 @@ func DecodeSourceRecords(schemas []*pluginv1.Schema, recs []*pluginv1.SourceReco
 	return out, nil
 }
 
-func decodeSourceRecord(dec *SchemaDecoder, p *pluginv1.SourceRecord, r *data.SourceRecord) error {
+func decodeSourceRecord(dec *SchemaDecoder, p *pluginv1.SourceRecord, r *data.SourceRecord, coords bool) error {
 	if p == nil {
 		return fmt.Errorf("nil record")
 	}
 	var err error
-	if r.SourcePartition, err = DecodeJSONMap(p.SourcePartition); err != nil {
-		return fmt.Errorf("source partition: %w", err)
-	}
-	if r.SourceOffset, err = DecodeJSONMap(p.SourceOffset); err != nil {
-		return fmt.Errorf("source offset: %w", err)
+	if coords {
+		if r.SourcePartition, err = DecodeJSONMap(p.SourcePartition); err != nil {
+			return fmt.Errorf("source partition: %w", err)
+		}
+		if r.SourceOffset, err = DecodeJSONMap(p.SourceOffset); err != nil {
+			return fmt.Errorf("source offset: %w", err)
+		}
 	}
 	r.Topic = p.Topic
 	r.Partition = data.NoPartition

@@ -1,0 +1,305 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// On the worker side, a Poll answer in shared memory is read from its
+// bytes straight into the source records the runner produces, the mirror
+// of DecodePutBatch: no generated PollResponse in between, no second walk
+// over it. The records' source partitions and offsets stay JSON bytes
+// (SourceCoords): the runner stores them as they are, and decoding them
+// into maps for every record would cost more than all the rest it does
+// per record.
+//
+// The result is what the two steps give: decodePollResponse (or protobuf),
+// then the conversion PollBatch.Records does for a generated message. The
+// fused decoder accepts only what it reads exactly as that path does; on
+// anything else (what DecodePutBatch also leaves, a record that does not
+// convert, a source partition that is not a JSON object) the two-step
+// path reads the answer, so that errors are that path's own.
+
+// SourceCoords are a polled record's source partition and source offset,
+// the JSON bytes the plugin sent (nil when absent).
+type SourceCoords struct {
+	Partition, Offset []byte
+}
+
+// PollBatch is a Poll answer as the worker reads it: its first_seq and
+// record count at once, its records when Records is called. An answer
+// whose records do not convert is still a well-formed answer: Records
+// reports why, after the caller has looked at FirstSeq and Len (a task
+// checks first_seq before anything else).
+//
+// A PollBatch is not safe for concurrent use.
+type PollBatch struct {
+	firstSeq uint64
+	n        int
+	// Either the records, decoded from the answer's bytes...
+	recs   []*data.SourceRecord
+	coords []SourceCoords
+	// ...or the generated message, converted by the first Records call.
+	msg       *pluginv1.PollResponse
+	converted bool
+	err       error
+}
+
+// NewPollBatch wraps an answer that came inline, as a generated message;
+// its records are converted when Records is first called. The message
+// must not change afterwards: the records alias its bytes.
+func NewPollBatch(m *pluginv1.PollResponse) *PollBatch {
+	return &PollBatch{firstSeq: m.GetFirstSeq(), n: len(m.GetRecords()), msg: m}
+}
+
+// DecodePollBatch reads the encoding of a PollResponse (without its shared
+// field). The records alias b: b must be the caller's own and stay
+// unchanged while any record or coordinate is in use. Bytes that are not a
+// PollResponse give an error wrapping protobuf's.
+func DecodePollBatch(b []byte) (*PollBatch, error) {
+	pb, err := decodePollBatch(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode poll response (%d bytes): %w", len(b), err)
+	}
+	return pb, nil
+}
+
+// decodePollBatch returns protobuf's error when b is not a PollResponse.
+func decodePollBatch(b []byte) (*PollBatch, error) {
+	if pb, ok := fusedPollBatch(b); ok {
+		return pb, nil
+	}
+	m := new(pluginv1.PollResponse)
+	if !decodePollResponse(b, m) {
+		if err := proto.Unmarshal(b, m); err != nil {
+			return nil, err
+		}
+	}
+	return NewPollBatch(m), nil
+}
+
+// TakePoll copies the Poll answer ref names out of the region and decodes
+// it (DecodePollBatch): the records alias the copy, not the region, so
+// they stay valid after the plugin writes its next answer there. The
+// errors are Take's: a reference outside the region, "decode shared batch"
+// for bytes that are not a PollResponse. Records that do not convert are
+// reported by Records.
+func (r *SharedRegion) TakePoll(ref *pluginv1.SharedBatch) (*PollBatch, error) {
+	b, err := r.copyOut(ref)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := decodePollBatch(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode shared batch (%d bytes): %w", len(b), err)
+	}
+	return pb, nil
+}
+
+// FirstSeq is the answer's first_seq; 0 for a nil batch.
+func (b *PollBatch) FirstSeq() uint64 {
+	if b == nil {
+		return 0
+	}
+	return b.firstSeq
+}
+
+// Len is the number of records in the answer; 0 for a nil batch.
+func (b *PollBatch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.n
+}
+
+// Records returns the answer's records, whose SourcePartition and
+// SourceOffset maps are nil, and their source partitions and offsets as
+// JSON. Every source partition is checked to be a JSON object (or null)
+// where it differs from the record before's; offsets are not checked.
+// The error names the record: "source record 3: source partition: not a
+// JSON object: ...", or DecodeSourceRecords' error.
+func (b *PollBatch) Records() ([]*data.SourceRecord, []SourceCoords, error) {
+	if b == nil {
+		return nil, nil, nil
+	}
+	if b.msg != nil && !b.converted {
+		b.recs, b.coords, b.err = pollRecords(b.msg)
+		b.converted = true
+	}
+	return b.recs, b.coords, b.err
+}
+
+// pollRecords converts a generated answer: the two-step path.
+func pollRecords(m *pluginv1.PollResponse) ([]*data.SourceRecord, []SourceCoords, error) {
+	prs := m.GetRecords()
+	coords := make([]SourceCoords, len(prs))
+	var last []byte
+	for i, p := range prs {
+		if p == nil {
+			return nil, nil, fmt.Errorf("source record %d: nil record", i)
+		}
+		c := SourceCoords{Partition: p.SourcePartition, Offset: p.SourceOffset}
+		if !bytes.Equal(c.Partition, last) {
+			if err := checkJSONObject(c.Partition); err != nil {
+				return nil, nil, fmt.Errorf("source record %d: source partition: %w", i, err)
+			}
+			last = c.Partition
+		}
+		coords[i] = c
+	}
+	recs, err := decodeSourceRecords(m.GetSchemas(), prs, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, coords, nil
+}
+
+// checkJSONObject accepts empty input (null), JSON null and JSON objects.
+func checkJSONObject(b []byte) error {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] == '{' && json.Valid(t) || bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
+		return nil
+	}
+	return fmt.Errorf("not a JSON object: %.40q", b)
+}
+
+// fusedPollBatch decodes b, or reports false for the two-step path.
+func fusedPollBatch(b []byte) (*PollBatch, bool) {
+	// The schema table may come anywhere in the message: read it, count
+	// the records and take first_seq, first.
+	var tableBuf [4]*pluginv1.Schema
+	table := tableBuf[:0]
+	count := 0
+	var firstSeq uint64
+	for rest := b; len(rest) > 0; {
+		num, typ, x, sub, n, ok := pfield(rest)
+		if !ok {
+			return nil, false
+		}
+		rest = rest[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			s, ok := schema(sub)
+			if !ok {
+				return nil, false
+			}
+			table = append(table, s)
+		case num == 2 && typ == protowire.BytesType:
+			count++
+		case num == 3 && typ == protowire.VarintType:
+			firstSeq = x
+		default:
+			return nil, false
+		}
+	}
+	pb := &PollBatch{firstSeq: firstSeq, n: count}
+	dec, err := NewSchemaDecoder(table)
+	if err != nil {
+		return nil, false
+	}
+	d := putDecoder{schemas: dec}
+	store := make([]data.SourceRecord, count)
+	pb.recs = make([]*data.SourceRecord, count)
+	pb.coords = make([]SourceCoords, count)
+	i := 0
+	for rest := b; len(rest) > 0; {
+		num, _, _, sub, n, _ := pfield(rest)
+		rest = rest[n:]
+		if num != 2 {
+			continue
+		}
+		if !d.sourceRecord(sub, &store[i], &pb.coords[i]) {
+			return nil, false
+		}
+		pb.recs[i] = &store[i]
+		i++
+	}
+	var last []byte
+	for _, c := range pb.coords {
+		if !bytes.Equal(c.Partition, last) {
+			if checkJSONObject(c.Partition) != nil {
+				return nil, false
+			}
+			last = c.Partition
+		}
+	}
+	return pb, true
+}
+
+// sourceRecord decodes a SourceRecord message into r and c, as the
+// two-step path converts the generated one.
+func (d *putDecoder) sourceRecord(b []byte, r *data.SourceRecord, c *SourceCoords) bool {
+	r.Partition = data.NoPartition
+	var tx int32
+	var haveKey, haveValue bool
+	for len(b) > 0 {
+		num, typ, x, sub, n, ok := pfield(b)
+		if !ok {
+			return false
+		}
+		b = b[n:]
+		if typ == protowire.VarintType {
+			switch num {
+			case 4:
+				r.Partition = int32(x)
+			case 7:
+				r.Timestamp = time.UnixMilli(int64(x)).UTC()
+			case 9:
+				tx = int32(x)
+			default:
+				return false
+			}
+			continue
+		}
+		switch {
+		case num == 1:
+			c.Partition = plainBytes(sub)
+		case num == 2:
+			c.Offset = plainBytes(sub)
+		case num == 3:
+			if r.Topic, ok = aliasString(sub); !ok {
+				return false
+			}
+		case num == 5 && !haveKey:
+			haveKey = true
+			if r.KeySchema, r.Key, ok = d.data(sub); !ok {
+				return false
+			}
+		case num == 6 && !haveValue:
+			haveValue = true
+			if r.ValueSchema, r.Value, ok = d.data(sub); !ok {
+				return false
+			}
+		case num == 8:
+			if r.Headers == nil {
+				r.Headers = make(data.Headers, 0, 1+countField(b, 8))
+			}
+			h, ok := d.header(sub)
+			if !ok {
+				return false
+			}
+			r.Headers = append(r.Headers, h)
+		default:
+			return false
+		}
+	}
+	switch pluginv1.TransactionBoundary(tx) {
+	case pluginv1.TransactionBoundary_TRANSACTION_BOUNDARY_UNSPECIFIED:
+		r.Transaction = data.NoBoundary
+	case pluginv1.TransactionBoundary_TRANSACTION_BOUNDARY_COMMIT:
+		r.Transaction = data.CommitAfter
+	case pluginv1.TransactionBoundary_TRANSACTION_BOUNDARY_ABORT:
+		r.Transaction = data.AbortAfter
+	default:
+		return false
+	}
+	return true
+}
