@@ -62,4 +62,11 @@
 // region (SourceBatch, SharedRegion.PlacePoll; pollencode.go). Both give
 // exactly what the two steps (convert, then encode or decode) give, and
 // hand anything unusual to them.
+//
+// The worker does the same for the other halves: a Poll answer is read
+// from its bytes straight into source records and the JSON of their
+// source partitions and offsets (PollBatch, SharedRegion.TakePoll;
+// polldecode.go), and a Put batch is written from the sink records
+// straight into the region (SinkBatch, SharedRegion.PlacePut;
+// putencode.go).
 package wire

@@ -149,25 +149,9 @@ func sinkBytesBatch() []*data.SinkRecord {
 	return recs
 }
 
-// The two halves of a Put through shared memory: the worker's (records to
-// protobuf structs, placed into the region) and the plugin's (taken out of
-// the region, decoded back to records), per record.
-func BenchmarkSharedPutWorkerSide(b *testing.B) {
-	recs := sinkBytesBatch()
-	r := NewSharedRegion(make([]byte, 8<<20), nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		schemas, ps, err := EncodeSinkRecords(recs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, ok := r.Place(&pluginv1.PutRequest{Schemas: schemas, Records: ps}); !ok {
-			b.Fatal("not placed")
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/rec")
-}
-
+// The plugin's half of a Put through shared memory; the worker's half is
+// BenchmarkSharedPutWorkerSide (putencode_test.go).
+//
 // BenchmarkSharedPutPluginSide is the plugin's half as the SDK runs it:
 // the batch copied out of the region and decoded straight into records
 // (TakeSinkRecords). BenchmarkSharedPutPluginSideTwoStep is the way before

@@ -1,0 +1,219 @@
+package wire
+
+import (
+	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// SinkBatch is a Put batch being put together from a sink task's records,
+// on the worker side: the mirror of SourceBatch. A record is checked and
+// sized when it joins (Add), the way EncodeSinkRecords would convert it;
+// its encoding is written once, when the batch is (SharedRegion.PlacePut,
+// Marshal), straight from the record: no generated message is built for
+// it in between.
+//
+// The bytes are those of Proto's message under deterministic marshalling,
+// i.e. EncodeSinkRecords and the hand encoder of fastencode.go, with the
+// one difference SourceBatch has: the entries of a map[string]any value
+// with several keys come in Go's map order, in either encoding. What the
+// fused writer refuses (invalid UTF-8, which protobuf rejects) goes
+// through Proto and protobuf, as before.
+//
+// The zero SinkBatch is an empty batch. A SinkBatch is not safe for
+// concurrent use, and the records must not change once added: they are
+// read again when the batch is written.
+type SinkBatch struct {
+	recs    []*data.SinkRecord
+	schemas SchemaEncoder
+	// size is the encoded size of the schema table and the records.
+	size int
+}
+
+// Len is the number of records in the batch; 0 for a nil batch.
+func (b *SinkBatch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.recs)
+}
+
+// Size is the encoded size of the batch, a PutRequest without its shared
+// field.
+func (b *SinkBatch) Size() int {
+	if b == nil {
+		return 0
+	}
+	return b.size
+}
+
+// Records returns the batch's records, in order; the slice is the batch's.
+func (b *SinkBatch) Records() []*data.SinkRecord {
+	if b == nil {
+		return nil
+	}
+	return b.recs
+}
+
+// Grow makes room for n more records.
+func (b *SinkBatch) Grow(n int) {
+	if n > 0 {
+		b.recs = slices.Grow(b.recs, n)
+	}
+}
+
+// Add appends r. An error is EncodeSinkRecords' for a batch of the
+// records added so far followed by r, naming r by the index it would have
+// had ("sink record 3 (orders-0@17): value: ..."); the batch is then as it
+// was before the call.
+func (b *SinkBatch) Add(r *data.SinkRecord) error {
+	i := len(b.recs)
+	if r == nil {
+		return fmt.Errorf("sink record %d: nil record", i)
+	}
+	table := len(b.schemas.table)
+	w := pollWriter{schemas: &b.schemas}
+	if err := w.sinkRecord(r); err != nil {
+		b.schemas.truncate(table)
+		return fmt.Errorf("sink record %d (%s-%d@%d): %w", i, r.Topic, r.Partition, r.Offset, err)
+	}
+	n := -w.p
+	for _, s := range b.schemas.table[table:] {
+		n += sizeLen(proto.Size(s))
+	}
+	b.size += n
+	b.recs = append(b.recs, r)
+	return nil
+}
+
+// writeTo writes the batch into dst, of Size bytes; false means "use Proto
+// and protobuf" (invalid UTF-8, or records that changed since they were
+// added).
+func (b *SinkBatch) writeTo(dst []byte) bool {
+	table := len(b.schemas.table)
+	w := pollWriter{b: dst, p: len(dst), schemas: &b.schemas}
+	for i := len(b.recs) - 1; i >= 0; i-- {
+		if w.sinkRecord(b.recs[i]) != nil {
+			b.schemas.truncate(table)
+			return false
+		}
+	}
+	if w.bad || len(b.schemas.table) != table {
+		b.schemas.truncate(table)
+		return false
+	}
+	// What is left must take the schema table exactly.
+	n := 0
+	for _, s := range b.schemas.table {
+		n += sizeLen(proto.Size(s))
+	}
+	if w.p != n {
+		return false
+	}
+	bw := backWriter{b: dst, p: w.p}
+	return bw.schemas(b.schemas.table) && bw.p == 0
+}
+
+// Proto converts the batch into the generated message (EncodeSinkRecords),
+// for a Put sent inline; an empty request for a nil batch.
+func (b *SinkBatch) Proto() (*pluginv1.PutRequest, error) {
+	if b.Len() == 0 {
+		return &pluginv1.PutRequest{}, nil
+	}
+	schemas, recs, err := EncodeSinkRecords(b.recs)
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.PutRequest{Schemas: schemas, Records: recs}, nil
+}
+
+// Marshal returns the encoded batch: deterministic protobuf of Proto().
+func (b *SinkBatch) Marshal() ([]byte, error) {
+	out := make([]byte, b.Size())
+	if b.Len() == 0 || b.writeTo(out) {
+		return out, nil
+	}
+	m, err := b.Proto()
+	if err != nil {
+		return nil, err
+	}
+	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
+}
+
+// PlacePut writes b at the start of the region, as Place writes b.Proto(),
+// without building that message. ok is false when it does not fit, the
+// region is closed or the batch holds what only protobuf writes (invalid
+// UTF-8, which it rejects): send b.Proto inline then.
+func (r *SharedRegion) PlacePut(b *SinkBatch) (ref *pluginv1.SharedBatch, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	size := b.Size()
+	if r.closed || size > len(r.mem) {
+		return nil, false
+	}
+	if b.Len() > 0 && !b.writeTo(r.mem[:size]) {
+		return nil, false
+	}
+	return &pluginv1.SharedBatch{Offset: 0, Length: uint64(size)}, true
+}
+
+// sinkRecord is field 2 of a PutRequest: EncodeSinkRecords' conversion of
+// one record and backWriter.sinkRecord in one. Counting, it fails as
+// EncodeSinkRecords does, without the record's prefix.
+func (w *pollWriter) sinkRecord(r *data.SinkRecord) error {
+	var tt pluginv1.TimestampType
+	switch r.TimestampType {
+	case data.NoTimestampType:
+		tt = pluginv1.TimestampType_TIMESTAMP_TYPE_UNSPECIFIED
+	case data.CreateTime:
+		tt = pluginv1.TimestampType_TIMESTAMP_TYPE_CREATE_TIME
+	case data.LogAppendTime:
+		tt = pluginv1.TimestampType_TIMESTAMP_TYPE_LOG_APPEND_TIME
+	default:
+		return fmt.Errorf("invalid timestamp type %d", r.TimestampType)
+	}
+	end := w.p
+	w.plainVarint(11, uint64(r.OriginalOffset))
+	w.plainVarint(10, uint64(int64(r.OriginalPartition)))
+	w.plainString(9, r.OriginalTopic)
+	if w.counting() {
+		if err := w.data(6, r.KeySchema, r.Key); err != nil {
+			return fmt.Errorf("key: %w", err)
+		}
+		if err := w.data(7, r.ValueSchema, r.Value); err != nil {
+			return fmt.Errorf("value: %w", err)
+		}
+	}
+	for j := range r.Headers {
+		h := &r.Headers[w.at(j, len(r.Headers))]
+		hend := w.p
+		if err := w.data(2, h.Schema, h.Value); err != nil {
+			return fmt.Errorf("header %s: %w", h.Key, err)
+		}
+		w.plainString(1, h.Key)
+		w.lenField(8, hend)
+	}
+	if !w.counting() {
+		if err := w.data(7, r.ValueSchema, r.Value); err != nil {
+			return err
+		}
+		if err := w.data(6, r.KeySchema, r.Key); err != nil {
+			return err
+		}
+	}
+	ts := int64(noTimestamp)
+	if !r.Timestamp.IsZero() {
+		ts = r.Timestamp.UnixMilli()
+	}
+	w.plainVarint(5, uint64(tt))
+	w.plainVarint(4, uint64(ts))
+	w.plainVarint(3, uint64(r.Offset))
+	w.plainVarint(2, uint64(int64(r.Partition)))
+	w.plainString(1, r.Topic)
+	w.lenField(2, end)
+	return nil
+}

@@ -1,0 +1,345 @@
+package wire
+
+import (
+	"bytes"
+	"math/big"
+	"slices"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// sinkRecordsHaveGoMaps is recordsHaveGoMaps for sink records.
+func sinkRecordsHaveGoMaps(recs []*data.SinkRecord) bool {
+	src := make([]*data.SourceRecord, len(recs))
+	for i, r := range recs {
+		src[i] = &data.SourceRecord{Record: r.Record}
+	}
+	return recordsHaveGoMaps(src)
+}
+
+// canonicalPut is canonicalPoll for a Put batch.
+func canonicalPut(t testing.TB, b []byte) *pluginv1.PutRequest {
+	t.Helper()
+	var m pluginv1.PutRequest
+	if err := proto.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	sortValueMaps(m.ProtoReflect())
+	return &m
+}
+
+// addAll adds recs to a new SinkBatch, failing on any error.
+func addAll(t testing.TB, recs []*data.SinkRecord) *SinkBatch {
+	t.Helper()
+	var b SinkBatch
+	b.Grow(len(recs))
+	for i, r := range recs {
+		if err := b.Add(r); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	return &b
+}
+
+// checkPutLikeTwoStepEncode writes recs through a SinkBatch (Marshal, and
+// PlacePut into region) and fails unless the bytes are the two-step
+// path's (EncodeSinkRecords, deterministic protobuf); with multi-key Go
+// maps, their entries may come in another order. exact reports whether
+// the bytes were identical.
+func checkPutLikeTwoStepEncode(t testing.TB, region *SharedRegion, recs []*data.SinkRecord) (exact bool) {
+	t.Helper()
+	b := addAll(t, recs)
+	want := putBytes(t, recs)
+	if b.Size() != len(want) || b.Len() != len(recs) || !slices.Equal(b.Records(), recs) {
+		t.Fatalf("sized %d for %d records, protobuf wrote %d for %d", b.Size(), b.Len(), len(want), len(recs))
+	}
+	got, err := b.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, ok := region.PlacePut(b)
+	if !ok || ref.GetOffset() != 0 || ref.GetLength() != uint64(len(want)) {
+		t.Fatalf("placed %v (%v), want 0+%d", ref, ok, len(want))
+	}
+	placed := region.mem[:len(want)]
+	m, err := b.Proto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaProto, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(got, want) && bytes.Equal(placed, want) && bytes.Equal(viaProto, want) {
+		return true
+	}
+	if !sinkRecordsHaveGoMaps(recs) {
+		t.Fatalf("fused\n%x\nplaced\n%x\ntwo-step\n%x", got, placed, want)
+	}
+	for _, out := range [][]byte{got, placed, viaProto} {
+		if !proto.Equal(canonicalPut(t, out), canonicalPut(t, want)) {
+			t.Fatalf("fused\n%x\ntwo-step\n%x\n(beyond the order of map entries)", out, want)
+		}
+	}
+	return false
+}
+
+// Every batch, random and hand-made, is written byte for byte as the
+// two-step path writes it, into a buffer and into the shared region, and
+// the plugin reads back the records it was given.
+func TestSinkBatchMatchesTwoStep(t *testing.T) {
+	region := newTestRegion(t, 8<<20)
+	batches := [][]*data.SinkRecord{nil, edgeSinkRecords(), sinkBytesBatch()}
+	for _, r := range edgeSinkRecords() {
+		batches = append(batches, []*data.SinkRecord{r})
+	}
+	for _, rb := range randomRecordBatches(19, 400) {
+		batches = append(batches, rb.sink)
+	}
+	exact, records := 0, 0
+	for _, recs := range batches {
+		if checkPutLikeTwoStepEncode(t, region, recs) {
+			exact++
+		}
+		records += len(recs)
+		// What the plugin reads is what the two-step path gives it.
+		ref, _ := region.PlacePut(addAll(t, recs))
+		got, err := region.TakeSinkRecords(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := twoStepPut(putBytes(t, recs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sinkRecordsHaveGoMaps(recs) {
+			if d := diffSinkRecords(got, want); d != "" {
+				t.Fatal(d)
+			}
+		}
+	}
+	// Most random batches hold a map[string]any of two keys somewhere.
+	if records < 2000 || exact < 60 {
+		t.Fatalf("%d records; %d of %d batches byte for byte", records, exact, len(batches))
+	}
+}
+
+// A record the two-step path cannot encode is refused by Add with
+// EncodeSinkRecords' error, naming the index it would have had, and
+// leaves the batch as it was.
+func TestSinkBatchErrorsLikeEncodeSinkRecords(t *testing.T) {
+	st := data.StructBuilder().Name("st").Field("a", data.Int32Schema).Field("b", data.ArrayOf(data.Int8Schema)).MustBuild()
+	other := data.StructBuilder().Name("other").Field("a", data.Int32Schema).MustBuild()
+	good := data.NewStruct(st).MustPut("a", int32(1)).MustPut("b", []any{int8(1)})
+	nullElem := data.NewStruct(st).MustPut("a", int32(1))
+	nullElem.SetIndex(1, []any{int8(1), nil})
+	fresh := data.StructBuilder().Name("fresh").Field("x", data.Int8Schema).MustBuild()
+	rec := func(ks *data.Schema, k any, vs *data.Schema, v any, hs ...data.Header) *data.SinkRecord {
+		return &data.SinkRecord{Record: data.Record{Topic: "t", Partition: 4, KeySchema: ks, Key: k, ValueSchema: vs, Value: v, Headers: hs},
+			Offset: 99, TimestampType: data.CreateTime}
+	}
+	cases := map[string]*data.SinkRecord{
+		"nil record":                nil,
+		"timestamp type":            {Record: data.Record{Topic: "t"}, TimestampType: 3},
+		"negative timestamp type":   {Record: data.Record{Topic: "t"}, TimestampType: -1},
+		"timestamp type before key": {Record: data.Record{Topic: "t", KeySchema: data.Int8Schema, Key: "x"}, TimestampType: 7},
+		"key type":                  rec(data.Int32Schema, "x", nil, nil),
+		"key before value":          rec(data.Int32Schema, "x", data.Int8Schema, "y"),
+		"key before header":         rec(data.Int32Schema, "x", nil, nil, data.Header{Key: "h", Schema: data.Int8Schema, Value: "z"}),
+		"new key schema, bad value": rec(fresh, data.NewStruct(fresh).MustPut("x", int8(1)), data.Int8Schema, "y"),
+		"value struct schema":       rec(nil, nil, st, data.NewStruct(other)),
+		"nested required null":      rec(nil, nil, st, nullElem),
+		"required null field":       rec(nil, nil, st, data.NewStruct(st)),
+		"decimal scale":             rec(nil, nil, data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(1), Scale: 3}),
+		"date with a time":          rec(nil, nil, data.DateSchema(false), time.UnixMilli(5).UTC()),
+		"schemaless struct":         rec(nil, good, nil, nil),
+		"schemaless time":           rec(nil, time.Now(), nil, nil),
+		"nested raw":                rec(nil, []any{data.Raw("r")}, nil, nil),
+		"unsupported":               rec(nil, struct{}{}, nil, nil),
+		"map key schema":            rec(data.MapOf(data.Int8Schema, data.Int8Schema), map[string]any{"k": int8(1)}, nil, nil),
+		"data.Map entry":            rec(data.MapOf(data.Int8Schema, data.Int8Schema), data.Map{{Key: int8(1), Value: int8(2)}, {Key: int8(2), Value: "v"}}, nil, nil),
+		"invalid schema type":       rec(&data.Schema{Type: 99}, int8(1), nil, nil),
+		"array without element":     rec(&data.Schema{Type: data.Array}, []any{}, nil, nil),
+		"bad default":               rec(&data.Schema{Type: data.Int8, Default: "x"}, int8(1), nil, nil),
+		"header":                    rec(nil, nil, nil, nil, data.Header{Key: "h1"}, data.Header{Key: "h2", Schema: st, Value: int8(1)}),
+	}
+	for name, bad := range cases {
+		t.Run(name, func(t *testing.T) {
+			before := edgeSinkRecords()
+			b := addAll(t, before)
+			was, _ := b.Marshal()
+			size, table := b.Size(), len(b.schemas.table)
+			err := b.Add(bad)
+			_, _, want := EncodeSinkRecords(append(slices.Clone(before), bad))
+			if want == nil {
+				t.Fatal("EncodeSinkRecords took it")
+			}
+			if err == nil || err.Error() != want.Error() {
+				t.Fatalf("error %v\nEncodeSinkRecords: %v", err, want)
+			}
+			now, _ := b.Marshal()
+			if b.Len() != len(before) || b.Size() != size || len(b.schemas.table) != table ||
+				!proto.Equal(canonicalPut(t, was), canonicalPut(t, now)) {
+				t.Fatal("the refused record changed the batch")
+			}
+			// The batch takes further records as if nothing happened.
+			more := append(slices.Clone(before), sinkBytesBatch()[:2]...)
+			for _, r := range more[len(before):] {
+				if err := b.Add(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, _ := b.Marshal(); !proto.Equal(canonicalPut(t, got), canonicalPut(t, putBytes(t, more))) {
+				t.Fatal("records added after a refused one are not written as the two-step path writes them")
+			}
+		})
+	}
+}
+
+// What the fused writer does not write (invalid UTF-8, a record changed
+// after it was added) is not placed, and Marshal gives protobuf's answer;
+// a batch larger than the region and a closed region are refused too.
+func TestSinkBatchFallsBack(t *testing.T) {
+	region := newTestRegion(t, 1<<20)
+	for name, r := range map[string]*data.SinkRecord{
+		"topic":          {Record: data.Record{Topic: "\xff"}},
+		"original topic": {OriginalTopic: "a\xc0"},
+		"header key":     {Record: data.Record{Headers: data.Headers{{Key: "a\xc0"}}}},
+		"string value":   {Record: data.Record{ValueSchema: data.StringSchema, Value: "\xfe"}},
+		"map key":        {Record: data.Record{Value: map[string]any{"\xfe": int64(1)}}},
+		"schema name":    {Record: data.Record{ValueSchema: &data.Schema{Type: data.Int8, Name: "\xff"}, Value: int8(1)}},
+	} {
+		b := addAll(t, []*data.SinkRecord{sinkBytesBatch()[0], r})
+		if ref, ok := region.PlacePut(b); ok {
+			t.Fatalf("%s: invalid UTF-8 placed at %v", name, ref)
+		}
+		m, err := b.Proto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, want := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		if _, err := b.Marshal(); want == nil || err == nil || err.Error() != want.Error() {
+			t.Fatalf("%s: Marshal error %v, protobuf's %v", name, err, want)
+		}
+		// Place, the two-step path, refused it too.
+		if _, ok := region.Place(m); ok {
+			t.Fatalf("%s: Place took it", name)
+		}
+	}
+	for name, change := range map[string]func(r *data.SinkRecord){
+		"longer":     func(r *data.SinkRecord) { r.Value = make([]byte, 300) },
+		"shorter":    func(r *data.SinkRecord) { r.Value = nil },
+		"new schema": func(r *data.SinkRecord) { r.KeySchema, r.Key = data.Int64Schema, int64(1) },
+	} {
+		r := &data.SinkRecord{Record: data.Record{Topic: "t", ValueSchema: data.OptionalBytesSchema, Value: make([]byte, 100)}}
+		b := addAll(t, []*data.SinkRecord{sinkBytesBatch()[0], r, sinkBytesBatch()[1]})
+		change(r)
+		if ref, ok := region.PlacePut(b); ok {
+			t.Fatalf("%s: a changed record placed at %v", name, ref)
+		}
+		got, err := b.Marshal()
+		if err != nil || !bytes.Equal(got, putBytes(t, b.Records())) {
+			t.Fatalf("%s: Marshal gave %x (%v)", name, got, err)
+		}
+	}
+	big := addAll(t, []*data.SinkRecord{{Record: data.Record{Value: data.Raw(make([]byte, 2<<20))}}})
+	if _, ok := region.PlacePut(big); ok {
+		t.Fatal("a 2 MiB batch placed in a 1 MiB region")
+	}
+	small := addAll(t, sinkBytesBatch()[:5])
+	if _, ok := region.PlacePut(small); !ok {
+		t.Fatal("not placed")
+	}
+	region.Close()
+	if _, ok := region.PlacePut(small); ok {
+		t.Fatal("placed into a closed region")
+	}
+}
+
+// An empty batch, and a nil one, is an empty PutRequest every way.
+func TestSinkBatchEmpty(t *testing.T) {
+	region := NewSharedRegion(make([]byte, 64), nil)
+	for _, b := range []*SinkBatch{nil, {}} {
+		m, err := b.Proto()
+		if err != nil || len(m.GetRecords()) != 0 || len(m.GetSchemas()) != 0 {
+			t.Fatalf("Proto %v, %v", m, err)
+		}
+		if b.Len() != 0 || b.Size() != 0 || b.Records() != nil {
+			t.Fatal("not empty")
+		}
+	}
+	var b SinkBatch
+	if out, err := b.Marshal(); err != nil || len(out) != 0 {
+		t.Fatalf("Marshal %x, %v", out, err)
+	}
+	if ref, ok := region.PlacePut(&b); !ok || ref.GetLength() != 0 {
+		t.Fatalf("placed %v, %v", ref, ok)
+	}
+}
+
+// The worker's half of a Put through shared memory, record by record as
+// the runner builds it: records joined to a SinkBatch, written into the
+// region. ...TwoStep is the way before: EncodeSinkRecords, then Place.
+func BenchmarkSharedPutWorkerSide(b *testing.B) {
+	benchPutWorker(b, sinkBytesBatch(), placePutFused)
+}
+
+func BenchmarkSharedPutWorkerSideTwoStep(b *testing.B) {
+	benchPutWorker(b, sinkBytesBatch(), placePutTwoStep)
+}
+
+func BenchmarkSharedPutWorkerSideStruct5(b *testing.B) {
+	benchPutWorker(b, sinkStructBatch(), placePutFused)
+}
+
+func BenchmarkSharedPutWorkerSideStruct5TwoStep(b *testing.B) {
+	benchPutWorker(b, sinkStructBatch(), placePutTwoStep)
+}
+
+// sinkStructBatch is structBatch as sink records.
+func sinkStructBatch() []*data.SinkRecord {
+	var out []*data.SinkRecord
+	for i, r := range structBatch() {
+		rec := r.Record
+		rec.Partition = 0
+		out = append(out, &data.SinkRecord{Record: rec, Offset: int64(i), TimestampType: data.CreateTime})
+	}
+	return out
+}
+
+func placePutFused(r *SharedRegion, recs []*data.SinkRecord) bool {
+	var sb SinkBatch
+	sb.Grow(len(recs))
+	for _, rec := range recs {
+		if sb.Add(rec) != nil {
+			return false
+		}
+	}
+	_, ok := r.PlacePut(&sb)
+	return ok
+}
+
+func placePutTwoStep(r *SharedRegion, recs []*data.SinkRecord) bool {
+	schemas, ps, err := EncodeSinkRecords(recs)
+	if err != nil {
+		return false
+	}
+	_, ok := r.Place(&pluginv1.PutRequest{Schemas: schemas, Records: ps})
+	return ok
+}
+
+func benchPutWorker(b *testing.B, recs []*data.SinkRecord, place func(*SharedRegion, []*data.SinkRecord) bool) {
+	r := NewSharedRegion(make([]byte, 8<<20), nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if !place(r, recs) {
+			b.Fatal("not placed")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/rec")
+}
