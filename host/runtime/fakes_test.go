@@ -114,6 +114,13 @@ type fakeSource struct {
 	stopHang   bool
 	// pollHook runs at the start of each Poll.
 	pollHook func(req *pluginv1.PollRequest)
+	// answer, when set, makes the Poll answer of the records handed out
+	// (the first with sequence number first), in place of answer.
+	answer func(first uint64, recs []*data.SourceRecord) (*wire.PollBatch, error)
+	// region is the shared memory of the default answers; shared counts
+	// the answers read from it.
+	region *wire.SharedRegion
+	shared int
 
 	mu           sync.Mutex
 	worker       pluginv1.WorkerServer
@@ -173,7 +180,7 @@ func (f *fakeSource) takeAcks(b *pluginv1.AckBatch) {
 	f.recAcks = append(f.recAcks, b.Records...)
 }
 
-func (f *fakeSource) Poll(ctx context.Context, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
+func (f *fakeSource) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire.PollBatch, error) {
 	if err := f.crashErr(); err != nil {
 		return nil, err
 	}
@@ -208,13 +215,35 @@ func (f *fakeSource) Poll(ctx context.Context, req *pluginv1.PollRequest) (*plug
 		case <-ctx.Done():
 			return nil, &wire.Error{Kind: wire.KindTimeout, Message: "call abandoned: " + ctx.Err().Error()}
 		}
-		return &pluginv1.PollResponse{}, nil
+		return wire.NewPollBatch(&pluginv1.PollResponse{}), nil
 	}
+	if f.answer != nil {
+		return f.answer(first, recs)
+	}
+	return f.answerOf(first, recs)
+}
+
+// answerOf is the answer of a plugin that accepted shared memory, read as
+// the worker reads it: every other answer through the region (TakePoll),
+// the others inline (NewPollBatch), as when a batch does not fit.
+func (f *fakeSource) answerOf(first uint64, recs []*data.SourceRecord) (*wire.PollBatch, error) {
 	schemas, precs, err := wire.EncodeSourceRecords(recs)
 	if err != nil {
 		return nil, err
 	}
-	return &pluginv1.PollResponse{Schemas: schemas, Records: precs, FirstSeq: first}, nil
+	resp := &pluginv1.PollResponse{Schemas: schemas, Records: precs, FirstSeq: first}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.polls%2 == 0 {
+		if f.region == nil {
+			f.region = wire.NewSharedRegion(make([]byte, 4<<20), nil)
+		}
+		if ref, ok := f.region.Place(resp); ok {
+			f.shared++
+			return f.region.TakePoll(ref)
+		}
+	}
+	return wire.NewPollBatch(resp), nil
 }
 
 func approxSize(r *data.SourceRecord) int {
@@ -528,6 +557,10 @@ func eventually(t testing.TB, what string, cond func() bool) {
 // fakeSink is an in-process SinkPlugin that records what it is given.
 type fakeSink struct {
 	process
+	// region is the shared memory every other Put goes through; shared
+	// counts those Puts.
+	region *wire.SharedRegion
+	shared int
 	// putHook runs on every Put with the call number (from 1) and may fail
 	// it; preCommit answers PreCommit (nil: the offsets as offered).
 	putHook   func(ctx context.Context, call int, recs []*data.SinkRecord) error
@@ -603,11 +636,11 @@ func (f *fakeSink) Close(_ context.Context, req *pluginv1.CloseRequest) error {
 	return nil
 }
 
-func (f *fakeSink) Put(ctx context.Context, req *pluginv1.PutRequest) error {
+func (f *fakeSink) Put(ctx context.Context, b *wire.SinkBatch) error {
 	if err := f.crashErr(); err != nil {
 		return err
 	}
-	recs, err := wire.DecodeSinkRecords(req.Schemas, req.Records)
+	recs, err := f.read(b)
 	if err != nil {
 		return err
 	}
@@ -638,6 +671,29 @@ func (f *fakeSink) Put(ctx context.Context, req *pluginv1.PutRequest) error {
 	f.mu.Unlock()
 	f.ev.add("put %d", len(recs))
 	return nil
+}
+
+// read gets a batch's records as a plugin that accepted shared memory
+// does: every other batch through the region (PlacePut, TakeSinkRecords),
+// the others inline (Proto, DecodeSinkRecords), as when a batch does not
+// fit.
+func (f *fakeSink) read(b *wire.SinkBatch) ([]*data.SinkRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.calls%2 == 0 && b.Len() > 0 {
+		if f.region == nil {
+			f.region = wire.NewSharedRegion(make([]byte, 4<<20), nil)
+		}
+		if ref, ok := f.region.PlacePut(b); ok {
+			f.shared++
+			return f.region.TakeSinkRecords(ref)
+		}
+	}
+	req, err := b.Proto()
+	if err != nil {
+		return nil, err
+	}
+	return wire.DecodeSinkRecords(req.Schemas, req.Records)
 }
 
 func offsetsString(offs []*pluginv1.PartitionOffset) string {

@@ -19,15 +19,16 @@ import (
 
 // sinkBatch is one Put's worth of records.
 type sinkBatch struct {
-	// records are the converted, transformed records, in consumed order.
-	records []*data.SinkRecord
+	// put holds the converted, transformed records, in consumed order,
+	// each checked and sized for the Put as it joined: the plugin writes
+	// them straight into shared memory, or inline.
+	put *wire.SinkBatch
 	// consumed are the Kafka records the batch came from (dropped ones
 	// included), for error reports.
 	consumed []*kgo.Record
 	// next is, per consumed partition, the offset after the batch's last
 	// record: where delivered moves when the Put succeeds.
 	next map[topicPartition]int64
-	req  *pluginv1.PutRequest
 }
 
 // convertNew converts freshly polled records into a batch; nil when none
@@ -63,7 +64,7 @@ func (t *sinkTask) convertNew(ctx context.Context, recs []*kgo.Record) (*sinkBat
 // deliver does.
 func (t *sinkTask) deliverPipelined(ctx context.Context, b *sinkBatch) error {
 	t.mu.Lock()
-	if len(b.records) == 0 || t.taskPaused || t.pending != nil {
+	if b.put.Len() == 0 || t.taskPaused || t.pending != nil {
 		defer t.mu.Unlock()
 		return t.deliver(ctx, b)
 	}
@@ -78,7 +79,7 @@ func (t *sinkTask) deliverPipelined(ctx context.Context, b *sinkBatch) error {
 	t.worker.setBatch(b.consumed)
 	go func() {
 		cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
-		err := t.plugin.Put(cctx, b.req)
+		err := t.plugin.Put(cctx, b.put)
 		cancel()
 		stopPoll()
 		putErr <- err
@@ -138,10 +139,14 @@ func (t *sinkTask) discardStaged() {
 // convert turns consumed records into a Put batch: header, key and value
 // converters, then transforms. A record dropped by a transform (or skipped
 // by error tolerance) is not delivered, but its offset counts as consumed.
+// A record that cannot be encoded for the Put fails the batch, once all
+// of it went through the pipeline (the error handler has seen every
+// record that failed a stage).
 func (t *sinkTask) convert(ctx context.Context, recs []*kgo.Record) (*sinkBatch, error) {
-	b := &sinkBatch{consumed: recs, next: map[topicPartition]int64{}}
+	b := &sinkBatch{put: new(wire.SinkBatch), consumed: recs, next: map[topicPartition]int64{}}
 	store := make([]data.SinkRecord, len(recs))
-	b.records = make([]*data.SinkRecord, 0, len(recs))
+	b.put.Grow(len(recs))
+	var encErr error
 	for i, kr := range recs {
 		// next is a map write per partition group, not per record.
 		if i+1 == len(recs) || recs[i+1].Partition != kr.Partition || recs[i+1].Topic != kr.Topic {
@@ -154,13 +159,13 @@ func (t *sinkTask) convert(ctx context.Context, recs []*kgo.Record) (*sinkBatch,
 				return nil, err
 			}
 		}
-		if dropped {
+		if dropped || encErr != nil {
 			continue
 		}
-		b.records = append(b.records, sr)
+		encErr = b.put.Add(sr)
 	}
-	if err := b.encode(); err != nil {
-		return nil, err
+	if encErr != nil {
+		return nil, encodeError(encErr)
 	}
 	return b, nil
 }
@@ -214,13 +219,9 @@ func (t *sinkTask) recover(ctx context.Context, kr *kgo.Record, sr *data.SinkRec
 	return !passed || dropped, nil
 }
 
-func (b *sinkBatch) encode() error {
-	schemas, recs, err := wire.EncodeSinkRecords(b.records)
-	if err != nil {
-		return &wire.Error{Kind: wire.KindInvalid, Message: fmt.Sprintf("encode records for put: %v", err)}
-	}
-	b.req = &pluginv1.PutRequest{Schemas: schemas, Records: recs}
-	return nil
+// encodeError fails a batch a record of which cannot be encoded.
+func encodeError(err error) error {
+	return &wire.Error{Kind: wire.KindInvalid, Message: fmt.Sprintf("encode records for put: %v", err)}
 }
 
 // toConnect fills sr from the consumed record with the converters.
@@ -273,7 +274,7 @@ func (t *sinkTask) deliver(ctx context.Context, b *sinkBatch) error {
 	// Connect does.
 	t.worker.setBatch(b.consumed)
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
-	err := t.plugin.Put(cctx, b.req)
+	err := t.plugin.Put(cctx, b.put)
 	cancel()
 	t.worker.setBatch(nil)
 	return t.afterPut(ctx, b, err)
@@ -295,7 +296,7 @@ func (t *sinkTask) putEmpty(ctx context.Context) error {
 		return nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
-	err := t.plugin.Put(cctx, &pluginv1.PutRequest{})
+	err := t.plugin.Put(cctx, new(wire.SinkBatch))
 	cancel()
 	switch {
 	case err == nil:
@@ -328,7 +329,7 @@ func (t *sinkTask) afterPut(ctx context.Context, b *sinkBatch, err error) error 
 		// A backoff the task set during this Put applies to it
 		// (SinkTaskContext.timeout before throwing RetriableException).
 		t.takeBackoff()
-		t.log.Warn("put asked for redelivery", "records", len(b.records), "backoff", t.backoff, "error", err)
+		t.log.Warn("put asked for redelivery", "records", b.put.Len(), "backoff", t.backoff, "error", err)
 		t.pending = b
 		t.retryAt = time.Now().Add(t.backoff)
 		t.retryPaused = true
@@ -365,8 +366,9 @@ func (t *sinkTask) dropPending(drop func(topicPartition) bool) {
 // trim removes b's records of the partitions drop names and reports
 // whether nothing is left of b.
 func (t *sinkTask) trim(b *sinkBatch, drop func(topicPartition) bool) (empty bool) {
-	keep := b.records[:0:0]
-	for _, r := range b.records {
+	recs := b.put.Records()
+	keep := recs[:0:0]
+	for _, r := range recs {
 		if !drop(topicPartition{r.OriginalTopic, r.OriginalPartition}) {
 			keep = append(keep, r)
 		}
@@ -379,18 +381,21 @@ func (t *sinkTask) trim(b *sinkBatch, drop func(topicPartition) bool) (empty boo
 	b.consumed = slices.DeleteFunc(slices.Clone(b.consumed), func(r *kgo.Record) bool {
 		return drop(topicPartition{r.Topic, r.Partition})
 	})
-	if len(keep) == len(b.records) {
-		return len(b.next) == 0 && len(b.records) == 0
+	if len(keep) == len(recs) {
+		return len(b.next) == 0 && len(recs) == 0
 	}
-	b.records = keep
-	if len(keep) == 0 && len(b.next) == 0 {
-		return true
+	put := new(wire.SinkBatch)
+	put.Grow(len(keep))
+	for _, r := range keep {
+		if err := put.Add(r); err != nil {
+			// Records that joined a batch before cannot fail to join a
+			// smaller one.
+			t.fail(encodeError(err))
+			break
+		}
 	}
-	if err := b.encode(); err != nil {
-		// Re-encoding a subset of records that encoded before cannot fail.
-		t.fail(err)
-	}
-	return false
+	b.put = put
+	return len(keep) == 0 && len(b.next) == 0
 }
 
 // applyPauses makes the consumer's paused partitions what the task wants:

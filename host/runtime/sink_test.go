@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,6 +139,10 @@ func TestSinkDeliversSubscribedTopics(t *testing.T) {
 			if err := wait(); err != nil {
 				t.Fatal(err)
 			}
+			if f.mu.Lock(); f.shared == 0 {
+				t.Error("no Put went through shared memory")
+			}
+			f.mu.Unlock()
 			counts := deliveredCounts(f.deliveredList())
 			if len(counts) != 5*per {
 				t.Errorf("%d distinct records delivered, want %d", len(counts), 5*per)
@@ -829,5 +835,48 @@ func TestSinkEmptyPuts(t *testing.T) {
 	}
 	if len(f.delivered) != 0 {
 		t.Fatalf("%d records delivered", len(f.delivered))
+	}
+}
+
+// A record that cannot be encoded for the Put (here a transform left a
+// value its schema does not allow) fails the task with the error of
+// wire.EncodeSinkRecords, once every record of the batch went through the
+// pipeline; nothing of the batch is put.
+func TestSinkUnencodableRecordFails(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 3)
+	ev := &events{}
+	f := newFakeSink(ev)
+	l := newRecListener()
+	cfg := sinkConfig(c, f, l, "a")
+	var seen atomic.Int32
+	cfg.Transforms = transformFunc(func(r *data.Record) (*data.Record, error) {
+		seen.Add(1)
+		if r.Value == "a-0-1" {
+			out := *r
+			out.Value = 42
+			return &out, nil
+		}
+		return r, nil
+	})
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runTask(t, task)()
+	want := regexp.MustCompile(`^encode records for put: sink record [01] \(a-0@1\): value: value of type int does not match schema type string$`)
+	if wire.KindOf(err) != wire.KindInvalid || !want.MatchString(err.Error()) {
+		t.Fatalf("Run = %v (kind %v)", err, wire.KindOf(err))
+	}
+	l.await(t, "failed")
+	if n := seen.Load(); n != 3 {
+		t.Errorf("the transform saw %d records, want all 3", n)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, b := range f.batches {
+		if len(b) > 0 {
+			t.Errorf("a batch of %d records was put", len(b))
+		}
 	}
 }

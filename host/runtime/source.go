@@ -1,9 +1,7 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -240,7 +238,7 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 	// are not lost between a cancelled call and a live plugin.
 	pctx, done := t.interruptible(ctx, false, 0)
 	cctx, cancel := context.WithTimeout(pctx, t.cfg.PollTimeout+t.cfg.CallTimeout)
-	resp, err := t.plugin.Poll(cctx, req)
+	batch, err := t.plugin.Poll(cctx, req)
 	cancel()
 	interrupted := pctx.Err() != nil
 	done()
@@ -258,17 +256,17 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 		}
 		return fmt.Errorf("poll: %w", err)
 	}
-	if len(resp.GetRecords()) == 0 {
+	if batch.Len() == 0 {
 		return nil
 	}
-	if resp.GetFirstSeq() == 0 {
+	if batch.FirstSeq() == 0 {
 		return &wire.Error{Kind: wire.KindFatal, Message: "poll: a batch with records has first_seq 0 (sequence numbers start at 1)"}
 	}
-	recs, coords, err := decodeBatch(resp)
+	recs, coords, err := decodeBatch(batch)
 	if err != nil {
 		return &wire.Error{Kind: wire.KindInvalid, Message: fmt.Sprintf("poll: decode records: %v", err)}
 	}
-	h0, err := t.tracker.add(resp.GetFirstSeq(), coords)
+	h0, err := t.tracker.add(batch.FirstSeq(), coords)
 	if err != nil {
 		return &wire.Error{Kind: wire.KindFatal, Message: "poll: " + err.Error()}
 	}
@@ -302,51 +300,25 @@ type sourceCoords struct {
 	partition, offset []byte
 }
 
-// decodeBatch decodes a Poll answer, leaving the source partitions and
-// offsets as JSON bytes: the runner stores them as they are (canonical
-// JSON at flush time), and decoding them into maps for every record cost
-// more than all the rest the runner does per record. A source partition is
-// checked to be a JSON object when it differs from the previous record's;
-// offsets are checked when stored (only the latest per partition is), and
-// an invalid one fails the task then. The records' SourcePartition and
-// SourceOffset maps stay nil; withCoords fills them when a record is
-// reported.
-func decodeBatch(resp *pluginv1.PollResponse) ([]*data.SourceRecord, []sourceCoords, error) {
-	prs := resp.GetRecords()
-	coords := make([]sourceCoords, len(prs))
-	var lastPartition []byte
-	for i, p := range prs {
-		if p == nil {
-			return nil, nil, fmt.Errorf("source record %d: nil record", i)
-		}
-		c := sourceCoords{partition: p.SourcePartition, offset: p.SourceOffset}
-		if !bytes.Equal(c.partition, lastPartition) {
-			if err := checkJSONObject(c.partition); err != nil {
-				return nil, nil, fmt.Errorf("source record %d: source partition: %w", i, err)
-			}
-			lastPartition = c.partition
-		}
-		coords[i] = c
+// decodeBatch converts a Poll answer, leaving the source partitions and
+// offsets as JSON bytes (wire.PollBatch.Records): the runner stores them as
+// they are (canonical JSON at flush time), and decoding them into maps for
+// every record cost more than all the rest the runner does per record. A
+// source partition is checked to be a JSON object where it differs from
+// the previous record's; offsets are checked when stored (only the latest
+// per partition is), and an invalid one fails the task then. The records'
+// SourcePartition and SourceOffset maps stay nil; withCoords fills them
+// when a record is reported.
+func decodeBatch(b *wire.PollBatch) ([]*data.SourceRecord, []sourceCoords, error) {
+	recs, wc, err := b.Records()
+	if err != nil {
+		return nil, nil, err
 	}
-	// The answer is ours alone: blank the JSON while the records decode,
-	// then put it back.
-	for _, p := range prs {
-		p.SourcePartition, p.SourceOffset = nil, nil
+	coords := make([]sourceCoords, len(wc))
+	for i, c := range wc {
+		coords[i] = sourceCoords{partition: c.Partition, offset: c.Offset}
 	}
-	recs, err := wire.DecodeSourceRecords(resp.GetSchemas(), prs)
-	for i, p := range prs {
-		p.SourcePartition, p.SourceOffset = coords[i].partition, coords[i].offset
-	}
-	return recs, coords, err
-}
-
-// checkJSONObject accepts empty input (null), JSON null and JSON objects.
-func checkJSONObject(b []byte) error {
-	t := bytes.TrimLeft(b, " \t\r\n")
-	if len(t) == 0 || t[0] == '{' && json.Valid(t) || bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
-		return nil
-	}
-	return fmt.Errorf("not a JSON object: %.40q", b)
+	return recs, coords, nil
 }
 
 // withCoords returns r with its source partition and offset maps decoded,

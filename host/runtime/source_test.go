@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
@@ -78,6 +79,10 @@ func TestSourceWritesEveryRecordOnce(t *testing.T) {
 	if f.acked() != n {
 		t.Errorf("plugin was told acked_through=%d, want %d", f.acked(), n)
 	}
+	if f.mu.Lock(); f.shared == 0 || f.shared == f.polls {
+		t.Errorf("%d of %d answers through shared memory; want some of each way", f.shared, f.polls)
+	}
+	f.mu.Unlock()
 	start := f.startReq
 	if start.ConnectorName != "src" || start.TaskId != 0 || start.ConnectorClass != "FakeSource" ||
 		start.WorkerTarget != "unix:///fake/worker.sock" || start.Config["task.class"] != "FakeSourceTask" {
@@ -894,4 +899,70 @@ func TestSourceContextCancelKills(t *testing.T) {
 		t.Errorf("events %v", ev.list())
 	}
 	l.await(t, "stopped")
+}
+
+// A Poll answer whose records do not convert fails the task, whether it
+// came through shared memory or inline, naming the record: a source
+// partition that is not a JSON object is reported before a record before
+// it that does not convert; first_seq 0 is checked before either. Nothing
+// of the batch reaches Kafka.
+func TestSourceBadPollAnswerFails(t *testing.T) {
+	value := &pluginv1.Data{Kind: &pluginv1.Data_Raw{Raw: []byte("v")}}
+	good := func() *pluginv1.SourceRecord {
+		return &pluginv1.SourceRecord{Topic: "t", SourcePartition: []byte(`{"p":1}`), SourceOffset: []byte(`{"o":1}`), Value: value}
+	}
+	badRef := &pluginv1.SourceRecord{Topic: "t", Value: &pluginv1.Data{Schema: 3, Kind: &pluginv1.Data_Value{Value: &pluginv1.Value{}}}}
+	badPart := &pluginv1.SourceRecord{Topic: "t", SourcePartition: []byte(`[1]`), Value: value}
+	for _, tc := range []struct {
+		name     string
+		recs     []*pluginv1.SourceRecord
+		firstSeq bool
+		kind     wire.Kind
+		want     string
+	}{
+		{"partition", []*pluginv1.SourceRecord{good(), badPart}, true, wire.KindInvalid,
+			`poll: decode records: source record 1: source partition: not a JSON object: "[1]"`},
+		{"partition after a bad record", []*pluginv1.SourceRecord{good(), badRef, good(), badPart}, true, wire.KindInvalid,
+			`poll: decode records: source record 3: source partition: not a JSON object: "[1]"`},
+		{"schema reference", []*pluginv1.SourceRecord{good(), badRef}, true, wire.KindInvalid,
+			`poll: decode records: source record 1 (topic t): value: schema reference 3 outside the batch's table of 0`},
+		{"first_seq 0", []*pluginv1.SourceRecord{good(), badPart}, false, wire.KindFatal,
+			"poll: a batch with records has first_seq 0 (sequence numbers start at 1)"},
+	} {
+		for _, shared := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/shared=%v", tc.name, shared), func(t *testing.T) {
+				c := newCluster(t, 1, map[string]int32{"t": 3})
+				ev := &events{}
+				f := newFakeSource(ev)
+				f.answer = func(first uint64, _ []*data.SourceRecord) (*wire.PollBatch, error) {
+					m := &pluginv1.PollResponse{Records: tc.recs}
+					if tc.firstSeq {
+						m.FirstSeq = first
+					}
+					if !shared {
+						return wire.NewPollBatch(m), nil
+					}
+					b, err := proto.Marshal(m)
+					if err != nil {
+						return nil, err
+					}
+					r := wire.NewSharedRegion(b, nil)
+					return r.TakePoll(&pluginv1.SharedBatch{Length: uint64(len(b))})
+				}
+				l := newRecListener()
+				task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = runTask(t, task)()
+				if wire.KindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("Run = %v (kind %v), want %v %q", err, wire.KindOf(err), tc.kind, tc.want)
+				}
+				l.await(t, "failed")
+				if got := task.(*sourceTask).tracker.acked(); got != 0 {
+					t.Errorf("%d records acknowledged", got)
+				}
+			})
+		}
+	}
 }

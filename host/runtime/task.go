@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
@@ -55,7 +56,10 @@ type Listener interface {
 // *wire.Error values (possibly wrapped).
 type SourcePlugin interface {
 	Start(ctx context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error)
-	Poll(ctx context.Context, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error)
+	// Poll returns the answer as a wire.PollBatch (TakePoll for one in
+	// shared memory, NewPollBatch for one that came inline); the task
+	// converts its records. A nil batch is an empty answer.
+	Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire.PollBatch, error)
 	Ack(ctx context.Context, req *pluginv1.AckRequest) error
 	Commit(ctx context.Context) error
 	Stop(ctx context.Context) error
@@ -71,7 +75,11 @@ type SourcePlugin interface {
 type SinkPlugin interface {
 	Start(ctx context.Context, req *pluginv1.SinkTaskStartRequest) (*pluginv1.SinkTaskStartResponse, error)
 	Open(ctx context.Context, req *pluginv1.OpenRequest) error
-	Put(ctx context.Context, req *pluginv1.PutRequest) error
+	// Put delivers b, whose records the task checked as they joined it
+	// (possibly none: an empty Put). The plugin writes it into shared
+	// memory (PlacePut) or sends b.Proto() inline. b may be put again
+	// (a redelivery) and must not be changed.
+	Put(ctx context.Context, b *wire.SinkBatch) error
 	PreCommit(ctx context.Context, req *pluginv1.PreCommitRequest) (*pluginv1.PreCommitResponse, error)
 	Close(ctx context.Context, req *pluginv1.CloseRequest) error
 	Stop(ctx context.Context) error

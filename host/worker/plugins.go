@@ -70,22 +70,25 @@ func (p *sourcePlugin) Start(ctx context.Context, req *pluginv1.SourceTaskStartR
 	return resp, err
 }
 
-func (p *sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
+func (p *sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire.PollBatch, error) {
 	resp, err := p.in.SourceTask().Poll(ctx, req)
-	if err != nil || resp.GetShared() == nil {
-		return resp, err
+	if err != nil {
+		return nil, err
+	}
+	if resp.GetShared() == nil {
+		return wire.NewPollBatch(resp), nil
 	}
 	if p.shared == nil {
 		return nil, &wire.Error{Kind: wire.KindFatal, Message: "the plugin answered a poll through shared memory it had not accepted"}
 	}
-	// The records are copied out of the region before the next Poll lets
-	// the plugin write it again.
-	out := &pluginv1.PollResponse{}
-	if err := p.shared.Take(resp.GetShared(), out); err != nil {
+	// The answer is copied out of the region before the next Poll lets
+	// the plugin write it again, and read straight into records.
+	b, err := p.shared.TakePoll(resp.GetShared())
+	if err != nil {
 		return nil, &wire.Error{Kind: wire.KindFatal, Message: "read the poll answer from shared memory: " + err.Error()}
 	}
 	p.stats.poll()
-	return out, nil
+	return b, nil
 }
 
 func (p *sourcePlugin) Ack(ctx context.Context, req *pluginv1.AckRequest) error {
@@ -136,11 +139,12 @@ func (p *sinkPlugin) Open(ctx context.Context, req *pluginv1.OpenRequest) error 
 	return err
 }
 
-func (p *sinkPlugin) Put(ctx context.Context, req *pluginv1.PutRequest) error {
+func (p *sinkPlugin) Put(ctx context.Context, b *wire.SinkBatch) error {
 	p.putMu.Lock()
 	defer p.putMu.Unlock()
-	if p.shared != nil && len(req.GetRecords()) > 0 {
-		if ref, ok := p.shared.Place(req); ok {
+	if p.shared != nil && b.Len() > 0 {
+		// Written from the records straight into the region.
+		if ref, ok := p.shared.PlacePut(b); ok {
 			_, err := p.in.SinkTask().Put(ctx, &pluginv1.PutRequest{Shared: ref})
 			if err == nil {
 				p.stats.put()
@@ -153,7 +157,13 @@ func (p *sinkPlugin) Put(ctx context.Context, req *pluginv1.PutRequest) error {
 			return err
 		}
 	}
-	_, err := p.in.SinkTask().Put(ctx, req)
+	// No region, or the batch does not fit it (or holds what only
+	// protobuf writes): inline.
+	req, err := b.Proto()
+	if err != nil {
+		return &wire.Error{Kind: wire.KindInvalid, Message: "encode records for put: " + err.Error()}
+	}
+	_, err = p.in.SinkTask().Put(ctx, req)
 	return err
 }
 

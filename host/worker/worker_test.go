@@ -611,6 +611,41 @@ func TestSharedMemoryOff(t *testing.T) {
 	}
 }
 
+// TestSharedMemoryTooSmall moves data with a region the plugins accept
+// but that batches of this size do not fit: they go inline (the worker's
+// Puts and the SDK's Poll answers alike), and every record arrives.
+func TestSharedMemoryTooSmall(t *testing.T) {
+	e := startWorker(t, map[string]string{"sluice.task.shared.memory.bytes": "4096"})
+	seeds := e.cluster.ListenAddrs()
+	out := filepath.Join(e.dir, "out.txt")
+	const perTask = 3000
+	e.mustDo("POST", "/connectors", map[string]any{"name": "counter", "config": map[string]string{
+		"connector.class": "CounterSource", "topic": "counts", "tasks.max": "2", "max.records": strconv.Itoa(perTask),
+	}}, 201)
+	e.mustDo("POST", "/connectors", map[string]any{"name": "out", "config": map[string]string{
+		"connector.class": "io.sluice.examples.LogSink", "topics": "counts", "file": out,
+	}}, 201)
+	waitUntil(t, "every record in the sink's file", 60*time.Second, func() bool { return len(readLines(t, out)) >= 2*perTask })
+	seen := map[counterRec]bool{}
+	for _, r := range readLines(t, out) {
+		seen[r] = true
+	}
+	for task := range 2 {
+		for s := range int64(perTask) {
+			if !seen[counterRec{task, s}] {
+				t.Fatalf("task %d seq %d missing from the file (%d distinct lines)", task, s, len(seen))
+			}
+		}
+	}
+	if n := endOffsets(t, seeds, "counts"); n != 2*perTask {
+		t.Fatalf("topic holds %d records, want %d", n, 2*perTask)
+	}
+	// Batches here are tens of KiB (a region of 64 KiB takes them all).
+	if polls, puts := e.w.SharedBatches(); polls != 0 || puts != 0 {
+		t.Fatalf("%d polls and %d puts went through a 4 KiB region", polls, puts)
+	}
+}
+
 // TestShutdownStopsPlugins checks that a worker's shutdown ends every
 // plugin, and that junk in plugin.path does not keep it from working.
 func TestShutdownStopsPlugins(t *testing.T) {
