@@ -77,8 +77,8 @@ type SinkPlugin interface {
 	Open(ctx context.Context, req *pluginv1.OpenRequest) error
 	// Put delivers b, whose records the task checked as they joined it
 	// (possibly none: an empty Put). The plugin writes it into shared
-	// memory (PlacePut) or sends b.Proto() inline. b may be put again
-	// (a redelivery) and must not be changed.
+	// memory (PlacePut) or sends it inline (wire.SendPut). b may be put
+	// again (a redelivery) and must not be changed.
 	Put(ctx context.Context, b *wire.SinkBatch) error
 	PreCommit(ctx context.Context, req *pluginv1.PreCommitRequest) (*pluginv1.PreCommitResponse, error)
 	Close(ctx context.Context, req *pluginv1.CloseRequest) error

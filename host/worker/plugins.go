@@ -158,12 +158,9 @@ func (p *sinkPlugin) Put(ctx context.Context, b *wire.SinkBatch) error {
 		}
 	}
 	// No region, or the batch does not fit it (or holds what only
-	// protobuf writes): inline.
-	req, err := b.Proto()
-	if err != nil {
-		return &wire.Error{Kind: wire.KindInvalid, Message: "encode records for put: " + err.Error()}
-	}
-	_, err = p.in.SinkTask().Put(ctx, req)
+	// protobuf writes): inline, written by the call's codec straight into
+	// its send buffer.
+	_, err := p.in.SinkTask().Put(ctx, &pluginv1.PutRequest{}, wire.SendPut(b))
 	return err
 }
 

@@ -180,15 +180,22 @@ func (p *largePool) Put(b *[]byte) {
 // forceCodec is the call option that makes a client call use Codec.
 var forceCodec = grpc.ForceCodecV2(theCodec)
 
-// codecConn makes every call on a connection use Codec.
+// codecConn makes every call on a connection use Codec, unless the call
+// names a codec of its own (SendPut): call options apply in order, so
+// Codec goes first and the call's own option, later, wins.
 type codecConn struct {
 	*grpc.ClientConn
 }
 
 func (c codecConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	return c.ClientConn.Invoke(ctx, method, args, reply, append(opts, forceCodec)...)
+	return c.ClientConn.Invoke(ctx, method, args, reply, withCodec(opts)...)
 }
 
 func (c codecConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return c.ClientConn.NewStream(ctx, desc, method, append(opts, forceCodec)...)
+	return c.ClientConn.NewStream(ctx, desc, method, withCodec(opts)...)
+}
+
+func withCodec(opts []grpc.CallOption) []grpc.CallOption {
+	out := make([]grpc.CallOption, 0, 1+len(opts))
+	return append(append(out, forceCodec), opts...)
 }

@@ -68,5 +68,5 @@
 // source partitions and offsets (PollBatch, SharedRegion.TakePoll;
 // polldecode.go), and a Put batch is written from the sink records
 // straight into the region (SinkBatch, SharedRegion.PlacePut;
-// putencode.go).
+// putencode.go) or, inline, into the gRPC send buffer (SendPut).
 package wire

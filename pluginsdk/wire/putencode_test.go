@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
@@ -340,6 +342,102 @@ func benchPutWorker(b *testing.B, recs []*data.SinkRecord, place func(*SharedReg
 		if !place(r, recs) {
 			b.Fatal("not placed")
 		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/rec")
+}
+
+// sendPutBytes is what a call with SendPut(b) sends for req.
+func sendPutBytes(t testing.TB, b *SinkBatch, req *pluginv1.PutRequest) ([]byte, error) {
+	t.Helper()
+	c := SendPut(b).(grpc.ForceCodecV2CallOption).CodecV2
+	if c.Name() != Codec().Name() {
+		t.Fatalf("codec %q", c.Name())
+	}
+	out, err := c.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Free()
+	return out.Materialize(), nil
+}
+
+// A Put sent inline with SendPut carries the batch's bytes, those of the
+// two-step path, small batches and large ones (from the kept buffers)
+// alike; what the fused writer refuses gives protobuf's error; a request
+// that is not the empty placeholder, and a reply, are Codec's.
+func TestSendPut(t *testing.T) {
+	batches := [][]*data.SinkRecord{nil, sinkBytesBatch(), sinkBytesBatch()[:3], edgeSinkRecords()}
+	for _, rb := range randomRecordBatches(23, 100) {
+		batches = append(batches, rb.sink)
+	}
+	for i, recs := range batches {
+		for range 2 { // the second time from a buffer used before
+			got, err := sendPutBytes(t, addAll(t, recs), &pluginv1.PutRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := putBytes(t, recs); !bytes.Equal(got, want) &&
+				(!sinkRecordsHaveGoMaps(recs) || !proto.Equal(canonicalPut(t, got), canonicalPut(t, want))) {
+				t.Fatalf("batch %d: sent\n%x\nwant\n%x", i, got, want)
+			}
+		}
+	}
+	bad := addAll(t, []*data.SinkRecord{sinkBytesBatch()[0], {Record: data.Record{Topic: "\xff"}}})
+	m, _ := bad.Proto()
+	_, want := proto.Marshal(m)
+	if _, err := sendPutBytes(t, bad, &pluginv1.PutRequest{}); want == nil || err == nil || err.Error() != want.Error() {
+		t.Fatalf("invalid UTF-8: error %v, protobuf's %v", err, want)
+	}
+	other := &pluginv1.PutRequest{Records: []*pluginv1.SinkRecord{{Topic: "x", Offset: 3}}}
+	got, err := sendPutBytes(t, addAll(t, sinkBytesBatch()[:2]), other)
+	if wantB, _ := proto.Marshal(other); err != nil || !bytes.Equal(got, wantB) {
+		t.Fatalf("a request of its own: sent %x (%v), want %x", got, err, wantB)
+	}
+	c := SendPut(addAll(t, nil)).(grpc.ForceCodecV2CallOption).CodecV2
+	var reply pluginv1.PreCommitResponse
+	in := &pluginv1.PreCommitResponse{Offsets: []*pluginv1.PartitionOffset{{Topic: "t", Offset: 9}}}
+	b, _ := proto.Marshal(in)
+	if err := c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &reply); err != nil || !proto.Equal(&reply, in) {
+		t.Fatalf("reply %v (%v)", &reply, err)
+	}
+}
+
+// The worker's half of a Put sent inline, up to the bytes handed to gRPC:
+// records joined to a SinkBatch and written by SendPut's codec. ...TwoStep
+// is the way before: EncodeSinkRecords, then Codec.
+func BenchmarkInlinePutWorkerSide(b *testing.B) {
+	recs := sinkBytesBatch()
+	b.ReportAllocs()
+	for b.Loop() {
+		var sb SinkBatch
+		sb.Grow(len(recs))
+		for _, rec := range recs {
+			if err := sb.Add(rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+		out, err := SendPut(&sb).(grpc.ForceCodecV2CallOption).CodecV2.Marshal(&pluginv1.PutRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.Free()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/rec")
+}
+
+func BenchmarkInlinePutWorkerSideTwoStep(b *testing.B) {
+	recs := sinkBytesBatch()
+	b.ReportAllocs()
+	for b.Loop() {
+		schemas, ps, err := EncodeSinkRecords(recs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := Codec().Marshal(&pluginv1.PutRequest{Schemas: schemas, Records: ps})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.Free()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/rec")
 }
