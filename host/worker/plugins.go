@@ -71,24 +71,30 @@ func (p *sourcePlugin) Start(ctx context.Context, req *pluginv1.SourceTaskStartR
 }
 
 func (p *sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire.PollBatch, error) {
-	resp, err := p.in.SourceTask().Poll(ctx, req)
+	// An answer that comes inline is read by the call's codec straight
+	// into a PollBatch.
+	var batch *wire.PollBatch
+	resp, err := p.in.SourceTask().Poll(ctx, req, wire.ReceivePoll(&batch))
 	if err != nil {
 		return nil, err
 	}
 	if resp.GetShared() == nil {
-		return wire.NewPollBatch(resp), nil
+		if batch == nil {
+			batch = wire.NewPollBatch(resp)
+		}
+		return batch, nil
 	}
 	if p.shared == nil {
 		return nil, &wire.Error{Kind: wire.KindFatal, Message: "the plugin answered a poll through shared memory it had not accepted"}
 	}
 	// The answer is copied out of the region before the next Poll lets
 	// the plugin write it again, and read straight into records.
-	b, err := p.shared.TakePoll(resp.GetShared())
+	batch, err = p.shared.TakePoll(resp.GetShared())
 	if err != nil {
 		return nil, &wire.Error{Kind: wire.KindFatal, Message: "read the poll answer from shared memory: " + err.Error()}
 	}
 	p.stats.poll()
-	return b, nil
+	return batch, nil
 }
 
 func (p *sourcePlugin) Ack(ctx context.Context, req *pluginv1.AckRequest) error {

@@ -89,14 +89,14 @@ func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 	switch m := v.(type) {
 	case *pluginv1.PollResponse:
 		m.Reset()
-		b := data.Materialize()
+		b := materialize(data)
 		if decodePollResponse(b, m) {
 			return nil
 		}
 		return proto.Unmarshal(b, m)
 	case *pluginv1.PutRequest:
 		m.Reset()
-		b := data.Materialize()
+		b := materialize(data)
 		if decodePutRequest(b, m) {
 			return nil
 		}

@@ -65,8 +65,8 @@
 //
 // The worker does the same for the other halves: a Poll answer is read
 // from its bytes straight into source records and the JSON of their
-// source partitions and offsets (PollBatch, SharedRegion.TakePoll;
-// polldecode.go), and a Put batch is written from the sink records
-// straight into the region (SinkBatch, SharedRegion.PlacePut;
-// putencode.go) or, inline, into the gRPC send buffer (SendPut).
+// source partitions and offsets (PollBatch; SharedRegion.TakePoll from the
+// region, ReceivePoll from gRPC's receive buffer), and a Put batch is
+// written from the sink records straight into the region (SinkBatch,
+// SharedRegion.PlacePut) or gRPC's send buffer (SendPut).
 package wire

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
@@ -536,4 +539,113 @@ func benchPollWorker(b *testing.B, recs []*data.SourceRecord, take func(*SharedR
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/rec")
+}
+
+// receivePoll reads b as a Poll reply through ReceivePoll's codec.
+func receivePoll(t testing.TB, b []byte) (*pluginv1.PollResponse, *PollBatch, error) {
+	t.Helper()
+	var pb *PollBatch
+	c := ReceivePoll(&pb).(grpc.ForceCodecV2CallOption).CodecV2
+	if c.Name() != Codec().Name() {
+		t.Fatalf("codec %q", c.Name())
+	}
+	var resp pluginv1.PollResponse
+	// In two pieces, as gRPC may hand a message over.
+	half := len(b) / 2
+	err := c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(bytes.Clone(b[:half])), mem.SliceBuffer(bytes.Clone(b[half:]))}, &resp)
+	return &resp, pb, err
+}
+
+// An answer received inline with ReceivePoll reads as DecodePollBatch
+// reads it (the two-step path's records, first_seq, errors); one that
+// names a shared batch comes back whole in the reply; bytes that are not
+// a PollResponse fail as Codec fails; other messages are Codec's.
+func TestReceivePoll(t *testing.T) {
+	samples := pollSamples(t)
+	r := rand.New(rand.NewPCG(2, 2))
+	for range 300 {
+		b := bytes.Clone(samples[1+r.IntN(len(samples)-1)])
+		if len(b) > 0 {
+			b[r.IntN(len(b))] ^= byte(1 << r.IntN(8))
+		}
+		samples = append(samples, b)
+	}
+	for i, b := range samples {
+		resp, pb, err := receivePoll(t, b)
+		var want pluginv1.PollResponse
+		wantErr := Codec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(bytes.Clone(b))}, &want)
+		if errText(err) != errText(wantErr) {
+			t.Fatalf("sample %d: error %v, Codec's %v", i, err, wantErr)
+		}
+		if wantErr != nil {
+			continue
+		}
+		direct, err := DecodePollBatch(bytes.Clone(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pb == nil || pb.FirstSeq() != direct.FirstSeq() || pb.Len() != direct.Len() || resp.GetFirstSeq() != want.GetFirstSeq() {
+			t.Fatalf("sample %d: batch %v, reply first_seq %d", i, pb, resp.GetFirstSeq())
+		}
+		got, gc, gotErr := pb.Records()
+		wr, wc, wrErr := direct.Records()
+		if errText(gotErr) != errText(wrErr) {
+			t.Fatalf("sample %d: records error %v, want %v", i, gotErr, wrErr)
+		}
+		if d := diffPolled(got, wr, gc, wc); wrErr == nil && d != "" {
+			t.Fatalf("sample %d: %s", i, d)
+		}
+	}
+	shared := &pluginv1.PollResponse{Shared: &pluginv1.SharedBatch{Offset: 3, Length: 700}}
+	b, _ := proto.Marshal(shared)
+	resp, pb, err := receivePoll(t, b)
+	if err != nil || !proto.Equal(resp, shared) || pb.Len() != 0 {
+		t.Fatalf("shared answer: %v, %v, %v", resp, pb, err)
+	}
+	var ack pluginv1.AckResponse
+	var pb2 *PollBatch
+	if err := ReceivePoll(&pb2).(grpc.ForceCodecV2CallOption).CodecV2.Unmarshal(mem.BufferSlice{mem.SliceBuffer([]byte{})}, &ack); err != nil || pb2 != nil {
+		t.Fatalf("another reply: %v, %v", pb2, err)
+	}
+}
+
+// sameHeapAsShared is live memory the size of the shared-memory
+// benchmarks' region, so that the inline ones run at the same GC pace.
+func sameHeapAsShared() []byte { return make([]byte, 8<<20) }
+
+// The worker's half of a Poll answered inline, from the bytes gRPC
+// received: read by ReceivePoll's codec, converted (Records). ...TwoStep is
+// the way before: Codec into a PollResponse, then the runner's conversion.
+func BenchmarkInlinePollWorkerSide(b *testing.B) {
+	msg := twoStepPoll(b, datagenBatch(), 1)
+	defer runtime.KeepAlive(sameHeapAsShared())
+	var pb *PollBatch
+	c := ReceivePoll(&pb).(grpc.ForceCodecV2CallOption).CodecV2
+	b.ReportAllocs()
+	for b.Loop() {
+		var resp pluginv1.PollResponse
+		if err := c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(msg)}, &resp); err != nil {
+			b.Fatal(err)
+		}
+		if recs, _, err := pb.Records(); err != nil || len(recs) != benchBatch {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/rec")
+}
+
+func BenchmarkInlinePollWorkerSideTwoStep(b *testing.B) {
+	msg := twoStepPoll(b, datagenBatch(), 1)
+	defer runtime.KeepAlive(sameHeapAsShared())
+	b.ReportAllocs()
+	for b.Loop() {
+		var resp pluginv1.PollResponse
+		if err := Codec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(msg)}, &resp); err != nil {
+			b.Fatal(err)
+		}
+		if recs, _, err := twoStepDecodeBatch(&resp); err != nil || len(recs) != benchBatch {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/rec")
 }

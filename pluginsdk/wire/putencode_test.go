@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"math/big"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -407,6 +408,7 @@ func TestSendPut(t *testing.T) {
 // is the way before: EncodeSinkRecords, then Codec.
 func BenchmarkInlinePutWorkerSide(b *testing.B) {
 	recs := sinkBytesBatch()
+	defer runtime.KeepAlive(sameHeapAsShared())
 	b.ReportAllocs()
 	for b.Loop() {
 		var sb SinkBatch
@@ -427,6 +429,7 @@ func BenchmarkInlinePutWorkerSide(b *testing.B) {
 
 func BenchmarkInlinePutWorkerSideTwoStep(b *testing.B) {
 	recs := sinkBytesBatch()
+	defer runtime.KeepAlive(sameHeapAsShared())
 	b.ReportAllocs()
 	for b.Loop() {
 		schemas, ps, err := EncodeSinkRecords(recs)
