@@ -57,8 +57,9 @@ type Listener interface {
 type SourcePlugin interface {
 	Start(ctx context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error)
 	// Poll returns the answer as a wire.PollBatch (TakePoll for one in
-	// shared memory, NewPollBatch for one that came inline); the task
-	// converts its records. A nil batch is an empty answer.
+	// shared memory, ReceivePoll or NewPollBatch for one that came
+	// inline); the task converts its records. A nil batch is an empty
+	// answer.
 	Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire.PollBatch, error)
 	Ack(ctx context.Context, req *pluginv1.AckRequest) error
 	Commit(ctx context.Context) error
