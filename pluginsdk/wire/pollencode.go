@@ -360,14 +360,8 @@ func (w *pollWriter) sourceRecord(r *data.SourceRecord, part, off []byte) error 
 			return fmt.Errorf("value: %w", err)
 		}
 	}
-	for j := range r.Headers {
-		h := &r.Headers[w.at(j, len(r.Headers))]
-		hend := w.p
-		if err := w.data(2, h.Schema, h.Value); err != nil {
-			return fmt.Errorf("header %s: %w", h.Key, err)
-		}
-		w.plainString(1, h.Key)
-		w.lenField(8, hend)
+	if err := w.headers(8, r.Headers); err != nil {
+		return err
 	}
 	if !r.Timestamp.IsZero() {
 		w.varintField(7, uint64(r.Timestamp.UnixMilli()))
@@ -392,6 +386,21 @@ func (w *pollWriter) sourceRecord(r *data.SourceRecord, part, off []byte) error 
 
 // data is a Data field as encodeData builds it: raw bytes, nothing for a
 // null without a schema, else a Value and its schema's table reference.
+// headers writes hs as field num, one Header message each, in the order
+// the writer's pass needs (w.at).
+func (w *pollWriter) headers(num protowire.Number, hs data.Headers) error {
+	for j := range hs {
+		h := &hs[w.at(j, len(hs))]
+		hend := w.p
+		if err := w.data(2, h.Schema, h.Value); err != nil {
+			return fmt.Errorf("header %s: %w", h.Key, err)
+		}
+		w.plainString(1, h.Key)
+		w.lenField(num, hend)
+	}
+	return nil
+}
+
 func (w *pollWriter) data(num protowire.Number, s *data.Schema, v any) error {
 	end := w.p
 	if raw, ok := v.(data.Raw); ok {

@@ -188,14 +188,8 @@ func (w *pollWriter) sinkRecord(r *data.SinkRecord) error {
 			return fmt.Errorf("value: %w", err)
 		}
 	}
-	for j := range r.Headers {
-		h := &r.Headers[w.at(j, len(r.Headers))]
-		hend := w.p
-		if err := w.data(2, h.Schema, h.Value); err != nil {
-			return fmt.Errorf("header %s: %w", h.Key, err)
-		}
-		w.plainString(1, h.Key)
-		w.lenField(8, hend)
+	if err := w.headers(8, r.Headers); err != nil {
+		return err
 	}
 	if !w.counting() {
 		if err := w.data(7, r.ValueSchema, r.Value); err != nil {
