@@ -571,6 +571,7 @@ type fakeSink struct {
 	startReq  *pluginv1.SinkTaskStartRequest
 	open      map[string]bool
 	calls     int
+	empty     int                // empty Puts, not counted in calls
 	delivered []*data.SinkRecord // from successful Puts
 	batches   [][]*data.SinkRecord
 	putTimes  []time.Time
@@ -639,6 +640,15 @@ func (f *fakeSink) Close(_ context.Context, req *pluginv1.CloseRequest) error {
 func (f *fakeSink) Put(ctx context.Context, b *wire.SinkBatch) error {
 	if err := f.crashErr(); err != nil {
 		return err
+	}
+	if b.Len() == 0 {
+		// Empty puts (after an empty poll, or a batch transforms emptied)
+		// are counted apart, so that call numbers, hooks and events are
+		// those of the batches that carry records.
+		f.mu.Lock()
+		f.empty++
+		f.mu.Unlock()
+		return nil
 	}
 	recs, err := f.read(b)
 	if err != nil {
@@ -735,6 +745,12 @@ func (f *fakeSink) deliveredList() []*data.SinkRecord {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]*data.SinkRecord(nil), f.delivered...)
+}
+
+func (f *fakeSink) emptyPuts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.empty
 }
 
 func (f *fakeSink) putCalls() int {

@@ -808,34 +808,51 @@ func TestSinkBatchDefaults(t *testing.T) {
 // put (at the pace of the poll deadline, the next commit), and so is a
 // batch that transforms emptied; offsets still move past dropped records.
 func TestSinkEmptyPuts(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"a": 1})
-	ev := &events{}
-	f := newFakeSink(ev)
-	cfg := sinkConfig(c, f, nil, "a")
-	cfg.Timing.OffsetFlushInterval = 100 * time.Millisecond
-	cfg.Transforms = transformFunc(func(*data.Record) (*data.Record, error) { return nil, nil })
-	task, err := NewSinkTask(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait := runTask(t, task)
-	eventually(t, "empty puts while idle", func() bool { return f.putCalls() >= 3 })
-	produceTo(t, c, "a", 0, 0, 10)
-	eventually(t, "dropped records committed", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 10 })
-	task.Stop()
-	if err := wait(); err != nil {
-		t.Fatal(err)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, b := range f.batches {
-		if len(b) != 0 {
-			t.Fatalf("put %d had %d records; every record was dropped", i+1, len(b))
+	dropAll := transformFunc(func(*data.Record) (*data.Record, error) { return nil, nil })
+	t.Run("idle", func(t *testing.T) {
+		c := newCluster(t, 1, map[string]int32{"a": 1})
+		f := newFakeSink(&events{})
+		cfg := sinkConfig(c, f, nil, "a")
+		cfg.Timing.OffsetFlushInterval = 100 * time.Millisecond
+		task, err := NewSinkTask(cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(f.delivered) != 0 {
-		t.Fatalf("%d records delivered", len(f.delivered))
-	}
+		wait := runTask(t, task)
+		eventually(t, "empty puts while idle", func() bool { return f.emptyPuts() >= 3 })
+		task.Stop()
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.putCalls(); n != 0 {
+			t.Fatalf("%d puts with records from an empty topic", n)
+		}
+	})
+	t.Run("emptied by transforms", func(t *testing.T) {
+		// Commits an hour apart: no poll ends empty on its own, so every
+		// empty put is a batch the transform emptied.
+		c := newCluster(t, 1, map[string]int32{"a": 1})
+		produceTo(t, c, "a", 0, 0, 10)
+		f := newFakeSink(&events{})
+		cfg := sinkConfig(c, f, nil, "a")
+		cfg.Transforms = dropAll
+		task, err := NewSinkTask(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait := runTask(t, task)
+		eventually(t, "the emptied batch put", func() bool { return f.emptyPuts() >= 1 })
+		task.Stop()
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.putCalls(); n != 0 || len(f.deliveredList()) != 0 {
+			t.Fatalf("%d puts with records; every record was dropped", n)
+		}
+		if got := committedOffsets(t, c, "connect-snk"); got["a-0"] != 10 {
+			t.Fatalf("committed %v, want a-0=10 (dropped records count)", got)
+		}
+	})
 }
 
 // A record that cannot be encoded for the Put (here a transform left a
