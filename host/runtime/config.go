@@ -34,11 +34,16 @@ const (
 	// DefaultSinkMaxPollRecords is consumer.max.poll.records.
 	DefaultSinkMaxPollRecords = 500
 	// DefaultSinkMaxBatchRecords bounds the records of one Put, which may
-	// gather several polls.
-	DefaultSinkMaxBatchRecords = 5000
+	// gather several polls. With batches through shared memory, 10000
+	// records (and 16 MiB) moved 10–20 % more 1 KiB records per second
+	// through a noop sink on six partitions than 5000 (and 8 MiB), for less
+	// CPU per record; 2000 moved 10 % fewer.
+	DefaultSinkMaxBatchRecords = 10000
 	// DefaultSinkMaxBatchBytes is the size (keys, values, headers) past
-	// which a Put batch takes no further poll.
-	DefaultSinkMaxBatchBytes = 8 << 20
+	// which a Put batch takes no further poll. It stays well inside the
+	// default shared memory region (32 MiB), so a full batch still goes
+	// through it.
+	DefaultSinkMaxBatchBytes = 16 << 20
 	// DefaultRetryBackoff is the wait before a batch whose Put answered
 	// ABORTED is delivered again, until the task sets its own.
 	DefaultRetryBackoff = time.Second
