@@ -124,17 +124,7 @@ func BenchmarkPollRaw1KiB(b *testing.B) {
 // and the call itself.
 func BenchmarkPutBytes1KiB(b *testing.B) {
 	const batch = 1000
-	recs := make([]*data.SinkRecord, batch)
-	for i := range recs {
-		v := make([]byte, 1024)
-		for j := range v {
-			v[j] = byte(i*7 + j*13)
-		}
-		recs[i] = &data.SinkRecord{Record: data.Record{Topic: "t", Partition: int32(i % 6),
-			KeySchema: data.OptionalBytesSchema, Key: []byte("key-" + itoa(int64(i))),
-			ValueSchema: data.OptionalBytesSchema, Value: v, Timestamp: time.UnixMilli(1700000000000)},
-			Offset: int64(i), TimestampType: data.CreateTime}
-	}
+	recs := bytesSinkRecords(batch)
 	schemas, precs, err := wire.EncodeSinkRecords(recs)
 	if err != nil {
 		b.Fatal(err)
@@ -166,4 +156,21 @@ func BenchmarkPutBytes1KiB(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
 	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(n), "cpu-ns/record")
+}
+
+// bytesSinkRecords are n records as ByteArrayConverter makes them: a short
+// key and a 1 KiB value, both with the optional bytes schema.
+func bytesSinkRecords(n int) []*data.SinkRecord {
+	recs := make([]*data.SinkRecord, n)
+	for i := range recs {
+		v := make([]byte, 1024)
+		for j := range v {
+			v[j] = byte(i*7 + j*13)
+		}
+		recs[i] = &data.SinkRecord{Record: data.Record{Topic: "t", Partition: int32(i % 6),
+			KeySchema: data.OptionalBytesSchema, Key: []byte("key-" + itoa(int64(i))),
+			ValueSchema: data.OptionalBytesSchema, Value: v, Timestamp: time.UnixMilli(1700000000000)},
+			Offset: int64(i), TimestampType: data.CreateTime}
+	}
+	return recs
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
@@ -107,17 +106,7 @@ func BenchmarkPollRaw1KiBShared(b *testing.B) {
 // shared memory, placed by the client as the worker places them.
 func BenchmarkPutBytes1KiBShared(b *testing.B) {
 	const batch = 1000
-	recs := make([]*data.SinkRecord, batch)
-	for i := range recs {
-		v := make([]byte, 1024)
-		for j := range v {
-			v[j] = byte(i*7 + j*13)
-		}
-		recs[i] = &data.SinkRecord{Record: data.Record{Topic: "t", Partition: int32(i % 6),
-			KeySchema: data.OptionalBytesSchema, Key: []byte("key-" + itoa(int64(i))),
-			ValueSchema: data.OptionalBytesSchema, Value: v, Timestamp: time.UnixMilli(1700000000000)},
-			Offset: int64(i), TimestampType: data.CreateTime}
-	}
+	recs := bytesSinkRecords(batch)
 	schemas, precs, err := wire.EncodeSinkRecords(recs)
 	if err != nil {
 		b.Fatal(err)

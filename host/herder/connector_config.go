@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sluice-io/sluice/host/runtime"
 	"github.com/sluice-io/sluice/pluginsdk/config"
 )
 
@@ -197,12 +198,11 @@ func sinkDef() *config.Def {
 	d.Define(config.Key{Name: KeyTopicsRegex, Type: config.String, Default: "", Validator: config.ValidRegex(),
 		Importance: config.High, Group: GroupCommon, OrderInGroup: 4, Width: config.WidthLong, DisplayName: "Topics regex",
 		Doc: "Regular expression matching the topics to consume. Set this or topics, not both."})
-	// The defaults are runtime.DefaultSinkMaxBatchRecords and
-	// DefaultSinkMaxBatchBytes.
-	d.Define(config.Key{Name: KeySinkBatchMaxRecords, Type: config.Int, Default: 10000, Validator: config.AtLeast(1),
+	// The defaults are the runtime's, declared there once.
+	d.Define(config.Key{Name: KeySinkBatchMaxRecords, Type: config.Int, Default: runtime.DefaultSinkMaxBatchRecords, Validator: config.AtLeast(1),
 		Importance: config.Low, Group: GroupCommon, OrderInGroup: 5, Width: config.WidthShort, DisplayName: "Sink Batch Max Records",
 		Doc: "Sluice extension. Most records one put carries: the worker keeps taking what the consumer has already fetched, a consumer max.poll.records at a time, up to this many records or " + KeySinkBatchMaxBytes + ". Unset with consumer max.poll.records set: that many, one poll per put, as Kafka Connect does; never fewer than max.poll.records."})
-	d.Define(config.Key{Name: KeySinkBatchMaxBytes, Type: config.Long, Default: int64(16 << 20), Validator: config.AtLeast(int64(1)),
+	d.Define(config.Key{Name: KeySinkBatchMaxBytes, Type: config.Long, Default: int64(runtime.DefaultSinkMaxBatchBytes), Validator: config.AtLeast(int64(1)),
 		Importance: config.Low, Group: GroupCommon, OrderInGroup: 6, Width: config.WidthShort, DisplayName: "Sink Batch Max Bytes",
 		Doc: "Sluice extension. Size in bytes (keys, values and headers as consumed) past which a put takes no further poll."})
 	dlqDefs(d, true)
