@@ -220,3 +220,117 @@ func TestPutThroughSharedMemory(t *testing.T) {
 		t.Fatalf("the task got %d batches, want 3", len(got))
 	}
 }
+
+// borrowingSink is a funcSink that borrows its records.
+type borrowingSink struct {
+	funcSink
+	borrows func() bool
+}
+
+func (b *borrowingSink) BorrowsRecords() bool { return b.borrows() }
+
+// A task that borrows its records gets them decoded in place: the same
+// records, but bytes that point into the region (a key kept after Put
+// changes when the next batch is written) and strings that do not (kept,
+// they stay as they were). Bad batches give the errors they give a task
+// that does not borrow; a task that says no gets copies; a BorrowsRecords
+// that panics fails the Put, naming it.
+func TestPutBorrowedFromSharedMemory(t *testing.T) {
+	offer, region, file := sharedFile(t, 1<<20)
+	type kept struct {
+		key            []byte
+		topic, name, h string
+	}
+	var got []kept
+	var borrows atomic.Value
+	borrows.Store(func() bool { return true })
+	c := serve(t, sinkClass(func() SinkTask {
+		return &borrowingSink{funcSink: funcSink{put: func(_ context.Context, recs []*data.SinkRecord) error {
+			for _, r := range recs {
+				got = append(got, kept{r.Key.([]byte), r.Topic, r.Value.(*data.Struct).Get("name").(string), r.Headers[0].Key})
+			}
+			return nil
+		}}, borrows: func() bool { return borrows.Load().(func() bool)() }}
+	}))
+	ctx := callCtx(t)
+	if st, err := c.SinkTask.Start(ctx, &pluginv1.SinkTaskStartRequest{ConnectorClass: "test.Sink", SharedMemory: offer}); err != nil || !st.GetSharedMemory() {
+		t.Fatalf("start: %v %v", st, err)
+	}
+	s := data.StructBuilder().Name("row").Field("name", data.StringSchema).MustBuild()
+	put := func(base int64) error {
+		var b wire.SinkBatch
+		for i := base; i < base+10; i++ {
+			r := &data.SinkRecord{Record: data.Record{Topic: "topic-" + itoa(base), KeySchema: data.OptionalBytesSchema,
+				Key: []byte("key-" + itoa(i)), ValueSchema: s, Value: data.NewStruct(s).MustPut("name", "n"+itoa(i)),
+				Headers: data.Headers{{Key: "h" + itoa(i), Value: data.Raw("r")}}}, Offset: i}
+			if err := b.Add(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ref, ok := region.PlacePut(&b)
+		if !ok {
+			t.Fatal("not placed")
+		}
+		_, err := c.SinkTask.Put(ctx, &pluginv1.PutRequest{Shared: ref})
+		return err
+	}
+	check := func(from int, base int64, keysKept bool) {
+		t.Helper()
+		for j, k := range got[from : from+10] {
+			i := base + int64(j)
+			if k.topic != "topic-"+itoa(base) || k.name != "n"+itoa(i) || k.h != "h"+itoa(i) {
+				t.Fatalf("record %d: strings %q %q %q changed", i, k.topic, k.name, k.h)
+			}
+			if (string(k.key) == "key-"+itoa(i)) != keysKept {
+				t.Fatalf("record %d: key %q, kept unchanged: %v, want %v", i, k.key, !keysKept, keysKept)
+			}
+		}
+	}
+	if err := put(100); err != nil {
+		t.Fatal(err)
+	}
+	check(0, 100, true)
+	if err := put(200); err != nil {
+		t.Fatal(err)
+	}
+	// The first batch's keys were where the second one's are now.
+	check(0, 100, false)
+	check(10, 200, true)
+
+	// Said no: copies, which stay.
+	borrows.Store(func() bool { return false })
+	if err := put(300); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(400); err != nil {
+		t.Fatal(err)
+	}
+	check(20, 300, true)
+	borrows.Store(func() bool { return true })
+
+	if _, err := file.WriteAt(bytes.Repeat([]byte{0xFF}, 64), 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.SinkTask.Put(ctx, &pluginv1.PutRequest{Shared: &pluginv1.SharedBatch{Length: 64}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "put: decode shared batch (64 bytes): proto:") {
+		t.Fatalf("garbage: %v", err)
+	}
+	bad := &pluginv1.PutRequest{Records: []*pluginv1.SinkRecord{{Value: &pluginv1.Data{Schema: 3, Kind: &pluginv1.Data_Value{Value: &pluginv1.Value{}}}}}}
+	ref, _ := region.Place(bad)
+	_, err = c.SinkTask.Put(ctx, &pluginv1.PutRequest{Shared: ref})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "put: decode records: sink record 0 (-0@0): value: schema reference 3 outside the batch's table of 0") {
+		t.Fatalf("bad reference: %v", err)
+	}
+	_, err = c.SinkTask.Put(ctx, &pluginv1.PutRequest{Shared: &pluginv1.SharedBatch{Offset: 1 << 20, Length: 1}})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "put: shared batch at offset 1048576, 1 bytes long, lies outside") {
+		t.Fatalf("reference outside the region: %v", err)
+	}
+	borrows.Store(func() bool { panic("undecided") })
+	err = put(500)
+	if err == nil || !strings.Contains(err.Error(), "borrows records") || !strings.Contains(err.Error(), "undecided") {
+		t.Fatalf("panicking BorrowsRecords: %v", err)
+	}
+	if len(got) != 40 {
+		t.Fatalf("the task got %d records, want 40", len(got))
+	}
+}

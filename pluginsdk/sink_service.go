@@ -138,8 +138,19 @@ func (ks *sinkService) Put(ctx context.Context, req *pluginv1.PutRequest) (*plug
 		}
 		// Copied out of the region (the task may keep records after Put
 		// returns, when the worker writes the next batch there) and
-		// decoded straight into records, which alias the copy.
-		if recs, err = inst.shared.TakeSinkRecords(ref); err != nil {
+		// decoded straight into records, which alias the copy; or, for a
+		// task that borrows its records, decoded in place.
+		take := inst.shared.TakeSinkRecords
+		if b, ok := inst.task.(RecordBorrower); ok {
+			borrows := false
+			if err := ks.s.guard("borrows records", func() error { borrows = b.BorrowsRecords(); return nil }); err != nil {
+				return nil, toStatus(ctx, fmt.Errorf("put: %w", err))
+			}
+			if borrows {
+				take = inst.shared.BorrowSinkRecords
+			}
+		}
+		if recs, err = take(ref); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "put: %v", err)
 		}
 	} else if recs, err = wire.DecodeSinkRecords(req.GetSchemas(), req.GetRecords()); err != nil {

@@ -64,6 +64,21 @@ type SinkTask interface {
 	Stop(ctx context.Context) error
 }
 
+// RecordBorrower is implemented by sink tasks that are done with the
+// records of a Put when it returns: they keep neither a record nor any
+// []byte or data.Raw of one (keys, values, header values, at any depth)
+// after Put, because they write or copy what they need during the call.
+// BorrowsRecords returning true lets the SDK hand Put records whose bytes
+// point straight into the memory the worker shares with the plugin, where
+// the next batch will be written, instead of copying each batch out of it
+// first: a sink's largest cost per record after the decoding itself.
+// Strings (topics, header keys, string values) are copies either way, and
+// may be kept. A task that keeps bytes it borrowed sees them change under
+// it; bytes.Clone what must outlive the call.
+type RecordBorrower interface {
+	BorrowsRecords() bool
+}
+
 // PartitionOpener is implemented by sink tasks that prepare per-partition
 // state when partitions are assigned (SinkTask.open).
 type PartitionOpener interface {

@@ -127,6 +127,12 @@ func (t *SinkTask) Put(_ context.Context, recs []*data.SinkRecord) error {
 	return nil
 }
 
+// BorrowsRecords: Put copies each value into its buffer as it goes, so the
+// SDK need not copy the batch for it.
+func (t *SinkTask) BorrowsRecords() bool { return true }
+
+var _ pluginsdk.RecordBorrower = (*SinkTask)(nil)
+
 // PreCommit makes every line put so far durable (written and, for a file,
 // fsynced) and lets the worker commit the offsets it delivered.
 func (t *SinkTask) PreCommit(_ context.Context, offsets map[data.TopicPartition]int64) (map[data.TopicPartition]int64, error) {

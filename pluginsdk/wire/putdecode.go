@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -49,7 +50,7 @@ func DecodePutBatch(b []byte) ([]*data.SinkRecord, error) {
 // decodePutBatch returns parseErr when b is not a PutRequest and convErr
 // when its records do not convert.
 func decodePutBatch(b []byte) (recs []*data.SinkRecord, parseErr, convErr error) {
-	if recs, ok := fusedPutBatch(b); ok {
+	if recs, ok := fusedPutBatch(b, false); ok {
 		return recs, nil, nil
 	}
 	var m pluginv1.PutRequest
@@ -65,55 +66,96 @@ func decodePutBatch(b []byte) (recs []*data.SinkRecord, parseErr, convErr error)
 // putDecoder reads one batch's records.
 type putDecoder struct {
 	schemas *SchemaDecoder
+	// borrowed: strings are copied (a string must never change, and a
+	// task may keep one, as a map key say, after Put), bytes values and
+	// raw data alias the batch.
+	borrowed bool
+	// topic is the last topic name copied, for the next record of the
+	// same topic (borrowed only).
+	topic string
 }
 
 // fusedPutBatch decodes b, or reports false for the two-step path.
-func fusedPutBatch(b []byte) ([]*data.SinkRecord, bool) {
-	// The schema table may come anywhere in the message: read it, and
-	// count the records, first.
+// Borrowed is putDecoder's.
+//
+// One pass: the encoders (SinkBatch, protobuf) write the schema table
+// before the records. A batch of megabytes does not stay in the cache, so
+// a first pass to count the records costs a memory read per record; the
+// records are allocated in blocks sized from the first one's encoding
+// instead. A table entry after a record is left to the two-step path.
+func fusedPutBatch(b []byte, borrowed bool) ([]*data.SinkRecord, bool) {
 	var tableBuf [4]*pluginv1.Schema
 	table := tableBuf[:0]
-	count := 0
-	for rest := b; len(rest) > 0; {
+	rest := b
+	for len(rest) > 0 {
 		num, sub, n := topField(rest)
-		if n < 0 {
+		if n < 0 || num != 1 {
+			break
+		}
+		s, ok := schema(sub)
+		if !ok {
 			return nil, false
 		}
+		table = append(table, s)
 		rest = rest[n:]
-		switch num {
-		case 1:
-			s, ok := schema(sub)
-			if !ok {
-				return nil, false
-			}
-			table = append(table, s)
-		case 2:
-			count++
-		default:
-			return nil, false
-		}
 	}
 	dec, err := NewSchemaDecoder(table)
 	if err != nil {
 		return nil, false
 	}
-	d := putDecoder{schemas: dec}
-	store := make([]data.SinkRecord, count)
-	out := make([]*data.SinkRecord, count)
-	i := 0
-	for rest := b; len(rest) > 0; {
+	d := putDecoder{schemas: dec, borrowed: borrowed}
+	var out []*data.SinkRecord
+	var store []data.SinkRecord
+	for len(rest) > 0 {
 		num, sub, n := topField(rest)
-		rest = rest[n:]
-		if num != 2 {
-			continue
-		}
-		if !d.record(sub, &store[i]) {
+		if n < 0 || num != 2 {
 			return nil, false
 		}
-		out[i] = &store[i]
-		i++
+		if len(store) == 0 {
+			// As many more as records of this size would fill the rest.
+			store = make([]data.SinkRecord, min(len(rest)/n+1, maxRecordBlock))
+			if out == nil {
+				out = make([]*data.SinkRecord, 0, len(store))
+			}
+		}
+		r := &store[0]
+		store = store[1:]
+		if !d.record(sub, r) {
+			return nil, false
+		}
+		out = append(out, r)
+		rest = rest[n:]
+	}
+	if out == nil {
+		out = []*data.SinkRecord{}
 	}
 	return out, true
+}
+
+// maxRecordBlock bounds the records allocated at once, for a batch of a
+// few small records followed by many tiny ones.
+const maxRecordBlock = 1 << 14
+
+// str is a string field of the batch: aliasing it, or a copy when
+// borrowed.
+func (d *putDecoder) str(b []byte) (string, bool) {
+	s, ok := aliasString(b)
+	if !ok || !d.borrowed {
+		return s, ok
+	}
+	return strings.Clone(s), true
+}
+
+// topicName is str for topic names, which repeat from record to record.
+func (d *putDecoder) topicName(b []byte) (string, bool) {
+	if d.borrowed && string(b) == d.topic {
+		return d.topic, true
+	}
+	s, ok := d.str(b)
+	if ok && d.borrowed {
+		d.topic = s
+	}
+	return s, ok
 }
 
 // topField reads one field of a PutRequest, all of whose fields are
@@ -202,7 +244,7 @@ func (d *putDecoder) record(b []byte, r *data.SinkRecord) bool {
 		}
 		switch {
 		case num == 1:
-			if r.Topic, ok = aliasString(sub); !ok {
+			if r.Topic, ok = d.topicName(sub); !ok {
 				return false
 			}
 		case num == 6 && !haveKey:
@@ -225,7 +267,7 @@ func (d *putDecoder) record(b []byte, r *data.SinkRecord) bool {
 			}
 			r.Headers = append(r.Headers, h)
 		case num == 9:
-			if r.OriginalTopic, ok = aliasString(sub); !ok {
+			if r.OriginalTopic, ok = d.topicName(sub); !ok {
 				return false
 			}
 		default:
@@ -260,7 +302,7 @@ func (d *putDecoder) header(b []byte) (data.Header, bool) {
 		b = b[n:]
 		switch {
 		case num == 1:
-			if h.Key, ok = aliasString(sub); !ok {
+			if h.Key, ok = d.str(sub); !ok {
 				return h, false
 			}
 		case num == 2 && !haveValue:
@@ -396,7 +438,7 @@ func (d *putDecoder) physical(s *data.Schema, num protowire.Number, x uint64, su
 		if num != 5 {
 			return nil, false
 		}
-		return aliasString(sub)
+		return d.str(sub)
 	case data.Bytes:
 		if num != 4 {
 			return nil, false
@@ -433,7 +475,7 @@ func (d *putDecoder) schemaless(num protowire.Number, x uint64, sub []byte, dept
 	case 4:
 		return bytesValue(sub), true
 	case 5:
-		return aliasString(sub)
+		return d.str(sub)
 	case 6:
 		return d.array(nil, sub, depth)
 	case 7:

@@ -120,9 +120,17 @@ func TestSinkBatchMatchesTwoStep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// And what a task that borrows its records reads.
+		borrowed, err := region.BorrowSinkRecords(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !sinkRecordsHaveGoMaps(recs) {
 			if d := diffSinkRecords(got, want); d != "" {
 				t.Fatal(d)
+			}
+			if d := diffSinkRecords(borrowed, want); d != "" {
+				t.Fatalf("borrowed: %s", d)
 			}
 		}
 	}
