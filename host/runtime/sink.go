@@ -317,28 +317,28 @@ func (t *sinkTask) poll(ctx context.Context, gen uint64) []*kgo.Record {
 	defer done()
 	cctx, cancel := context.WithDeadline(pctx, deadline)
 	defer cancel()
-	return t.gather(cctx)
+	return t.gather(cctx, t.cfg.MaxBatchRecords, t.cfg.MaxBatchBytes)
 }
 
 // gather polls until records come or ctx ends. Once records came, it keeps
 // taking what the consumer has already buffered, a
-// consumer.max.poll.records at a time, until the batch reaches
-// MaxBatchRecords or MaxBatchBytes or nothing more is buffered: one Put
+// consumer.max.poll.records at a time, until it holds maxRecords or
+// maxBytes (what the batch has room for) or nothing more is buffered: one Put
 // then carries several polls (each Put crosses a process boundary, so
 // fewer, larger Puts cost less per record). No rebalance can come between
 // these polls: the consumer blocks it until the next AllowRebalance.
-func (t *sinkTask) gather(cctx context.Context) []*kgo.Record {
-	recs := t.pollOnce(cctx, t.cfg.MaxPollRecords)
+func (t *sinkTask) gather(cctx context.Context, maxRecords, maxBytes int) []*kgo.Record {
+	recs := t.pollOnce(cctx, min(t.cfg.MaxPollRecords, maxRecords))
 	if len(recs) == 0 {
 		return nil
 	}
 	size := recordBytes(recs)
-	for len(recs) < t.cfg.MaxBatchRecords && size < t.cfg.MaxBatchBytes && t.client.BufferedFetchRecords() > 0 {
+	for len(recs) < maxRecords && size < maxBytes && t.client.BufferedFetchRecords() > 0 {
 		// What is buffered comes back at once; the short deadline only
 		// guards against buffered records the consumer will not return
 		// (those of a partition paused since they were fetched).
 		mctx, mcancel := context.WithTimeout(cctx, time.Millisecond)
-		more := t.pollOnce(mctx, min(t.cfg.MaxPollRecords, t.cfg.MaxBatchRecords-len(recs)))
+		more := t.pollOnce(mctx, min(t.cfg.MaxPollRecords, maxRecords-len(recs)))
 		mcancel()
 		if len(more) == 0 {
 			break

@@ -29,6 +29,17 @@ type sinkBatch struct {
 	// next is, per consumed partition, the offset after the batch's last
 	// record: where delivered moves when the Put succeeds.
 	next map[topicPartition]int64
+	// bytes is the size of consumed, as recordBytes counts it.
+	bytes int
+}
+
+// room is how many more records, and bytes of them, the batch may take; a
+// nil batch is empty.
+func (b *sinkBatch) room(cfg *SinkConfig) (records, bytes int) {
+	if b == nil {
+		return cfg.MaxBatchRecords, cfg.MaxBatchBytes
+	}
+	return cfg.MaxBatchRecords - len(b.consumed), cfg.MaxBatchBytes - b.bytes
 }
 
 // convertNew converts freshly polled records into a batch; nil when none
@@ -84,12 +95,27 @@ func (t *sinkTask) deliverPipelined(ctx context.Context, b *sinkBatch) error {
 		stopPoll()
 		putErr <- err
 	}()
+	// Until the Put ends, every fetch is taken and converted as it comes:
+	// the consumer fetches again only once its buffer is drained, so
+	// leaving what came buffered until the Put is over would leave the
+	// broker idle meanwhile.
 	var next *sinkBatch
 	var convErr error
-	if recs := t.gather(pctx); len(recs) > 0 {
+	for {
+		n, size := next.room(&t.cfg)
+		if n <= 0 || size <= 0 {
+			break
+		}
+		recs := t.gather(pctx, n, size)
+		if len(recs) == 0 {
+			break
+		}
 		// Every record is of an open partition: no callback has run
 		// since the poll that let the last rebalance through.
-		next, convErr = t.convert(ctx, recs)
+		if next, convErr = t.convertMore(ctx, next, recs); convErr != nil {
+			next = nil
+			break
+		}
 	}
 	err := <-putErr
 	t.worker.setBatch(nil)
@@ -143,7 +169,16 @@ func (t *sinkTask) discardStaged() {
 // of it went through the pipeline (the error handler has seen every
 // record that failed a stage).
 func (t *sinkTask) convert(ctx context.Context, recs []*kgo.Record) (*sinkBatch, error) {
-	b := &sinkBatch{put: new(wire.SinkBatch), consumed: recs, next: map[topicPartition]int64{}}
+	return t.convertMore(ctx, nil, recs)
+}
+
+// convertMore is convert adding recs to b, or to a new batch if b is nil.
+func (t *sinkTask) convertMore(ctx context.Context, b *sinkBatch, recs []*kgo.Record) (*sinkBatch, error) {
+	if b == nil {
+		b = &sinkBatch{put: new(wire.SinkBatch), next: map[topicPartition]int64{}}
+	}
+	b.consumed = append(b.consumed, recs...)
+	b.bytes += recordBytes(recs)
 	store := make([]data.SinkRecord, len(recs))
 	b.put.Grow(len(recs))
 	var encErr error

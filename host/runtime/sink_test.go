@@ -784,6 +784,58 @@ func TestSinkBatchGathersPolls(t *testing.T) {
 	}
 }
 
+// While a Put runs, the records of every fetch that arrives are taken and
+// converted at once, not left buffered until the Put ends (the consumer
+// fetches again only once its buffer is drained): records produced in three
+// rounds while the first Put is held all go out in the second.
+func TestSinkGathersFetchesDuringPut(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 10)
+	f := newFakeSink(&events{})
+	release := make(chan struct{})
+	f.putHook = func(ctx context.Context, call int, _ []*data.SinkRecord) error {
+		if call == 1 {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	cfg := sinkConfig(c, f, nil, "a")
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "the first Put", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls == 1 })
+	for round := 1; round <= 3; round++ {
+		produceTo(t, c, "a", 0, round*10, 10)
+		time.Sleep(150 * time.Millisecond)
+	}
+	close(release)
+	eventually(t, "delivery", func() bool { return len(f.deliveredList()) >= 40 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	f.mu.Lock()
+	for _, b := range f.batches {
+		sizes = append(sizes, len(b))
+	}
+	f.mu.Unlock()
+	if len(sizes) < 2 || sizes[0] != 10 || sizes[1] != 30 {
+		t.Fatalf("Puts of %v records, want 10 then 30", sizes)
+	}
+	for i, r := range f.deliveredList() {
+		if r.OriginalOffset != int64(i) {
+			t.Fatalf("record %d has offset %d", i, r.OriginalOffset)
+		}
+	}
+}
+
 // Unset, max.poll.records is Kafka's default per poll and a Put gathers up
 // to DefaultSinkMaxBatchRecords; set, it bounds a Put as in Kafka Connect.
 func TestSinkBatchDefaults(t *testing.T) {
