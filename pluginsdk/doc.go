@@ -48,6 +48,17 @@
 // Tasks that implement Committer are not polled ahead: Kafka Connect's
 // commit() may treat everything poll() returned as delivered.
 //
+// # Records a sink task borrows
+//
+// The records given to SinkTask.Put are the task's to keep, as in Kafka
+// Connect: the SDK copies each batch out of the memory it shares with the
+// worker before decoding it. A task that is done with its records when Put
+// returns (it writes or copies what it needs during the call) implements
+// RecordBorrower and says so; its records' bytes (keys, values, header
+// values, data.Raw) then point straight into the shared memory, where the
+// worker writes the next batch, and the copy is skipped. Strings are copies
+// either way. The noop sink and FileStreamSink borrow.
+//
 // # Errors
 //
 // Return Retriable(...) for a transient failure (the worker retries the same
