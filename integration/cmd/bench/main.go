@@ -2,10 +2,11 @@
 
 // Command bench measures Sluice against raw franz-go on a real Kafka broker
 // that it starts itself (see integration/kafkatest). It runs every
-// registered benchmark (see Register), each pipeline between two runs of
-// the baseline it is compared with (see schedule), prints a table with the
-// CPU each process role used (see cpu.go) and, with BENCH_OUT=path, writes
-// the results as JSON.
+// registered benchmark (see Register), each pipeline BENCH_ROUNDS times
+// alternating with runs of the baseline it is compared with (see
+// schedule), reports the median of the rounds' ratios, prints a table with
+// the CPU each process role used (see cpu.go) and, with BENCH_OUT=path,
+// writes the results as JSON.
 //
 //	make bench                                  # or:
 //	BENCH_RECORDS=200000 BENCH_ONLY=produce go run -tags integration ./integration/cmd/bench
@@ -13,6 +14,10 @@
 // Environment:
 //
 //	BENCH_RECORDS  records per benchmark (default 1000000; 1 KiB values)
+//	BENCH_ROUNDS   runs of each pipeline, each between two runs of its
+//	               baseline (default 3); the reported ratio is the median
+//	               of the rounds' ratios. Baselines only compared via
+//	               AlsoCompare and benchmarks without a baseline run once
 //	BENCH_ONLY     regular expression selecting benchmarks by name; the
 //	               baselines they compare with run too
 //	BENCH_OUT      write JSON results to this file
@@ -21,6 +26,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,9 +66,10 @@ type Report struct {
 	CPUs         int       `json:"cpus"`
 	LoadAvg      string    `json:"loadavg_at_start"`
 	Records      int       `json:"records"`
+	Rounds       int       `json:"rounds"`
 	Results      []Result  `json:"results"`
-	// BaselineReruns are the second runs of baselines, each right after a
-	// benchmark compared with it (see Result.BaselineRecordsPerSec).
+	// BaselineReruns are the further runs of baselines, each right after a
+	// round of a benchmark compared with it (see Result.RoundRatios).
 	BaselineReruns []Result `json:"baseline_reruns,omitempty"`
 }
 
@@ -77,21 +84,21 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	records := 1_000_000
-	if s := os.Getenv("BENCH_RECORDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("BENCH_RECORDS=%q: want a positive integer", s)
-		}
-		records = n
+	records, err := positiveEnv("BENCH_RECORDS", 1_000_000)
+	if err != nil {
+		return err
 	}
-	steps, err := schedule(os.Getenv("BENCH_ONLY"))
+	rounds, err := positiveEnv("BENCH_ROUNDS", 3)
+	if err != nil {
+		return err
+	}
+	steps, err := schedule(os.Getenv("BENCH_ONLY"), rounds)
 	if err != nil {
 		return err
 	}
 	rep := Report{
 		StartedAt: time.Now().UTC(), KafkaVersion: kafkatest.KafkaVersion, GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), LoadAvg: loadAvg(), Records: records,
+		CPUs: runtime.NumCPU(), LoadAvg: loadAvg(), Records: records, Rounds: rounds,
 	}
 
 	fmt.Fprintf(out, "preparing %d payload records and starting Kafka %s...\n", records, kafkatest.KafkaVersion)
@@ -125,16 +132,12 @@ func run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "broker warmed up with %d records produced and read back in %s\n", min(records, warmUpRecords), took.Round(time.Millisecond))
 
 	var failed []string
-	index := map[string]int{} // position in rep.Results of each benchmark's first run
-	var prev Result           // the previous step's outcome
-	for _, st := range steps {
-		label := st.b.Name
-		if st.againFor != "" {
-			if rep.Results[index[st.againFor]].Error != "" {
-				continue // nothing to compare the second run with
-			}
-			label += " again"
+	t := newTally(rounds)
+	for k, st := range steps {
+		if t.skip(steps, k) {
+			continue
 		}
+		label := st.label(rounds)
 		res, err := runOne(ctx, env, st.b)
 		if err != nil {
 			failed = append(failed, label)
@@ -143,41 +146,14 @@ func run(ctx context.Context, out io.Writer) error {
 		} else {
 			fmt.Fprintf(out, "%-34s %10.0f rec/s %8.1f MB/s  cpu s: %s\n", label, res.RecordsPerSec, res.MBPerSec, cpuText(res.CPUSeconds))
 		}
-		if st.againFor == "" {
-			if err == nil && st.b.Baseline != "" && prev.Name == st.b.Baseline && prev.Error == "" {
-				res.BaselineRecordsPerSec = []float64{prev.RecordsPerSec}
-				res.Ratio = baselineRatio(res)
-			}
-			index[st.b.Name] = len(rep.Results)
-			rep.Results = append(rep.Results, res)
-		} else {
-			rep.BaselineReruns = append(rep.BaselineReruns, res)
-			if err == nil {
-				p := &rep.Results[index[st.againFor]]
-				p.BaselineRecordsPerSec = append(p.BaselineRecordsPerSec, res.RecordsPerSec)
-				p.Ratio = baselineRatio(*p)
-				fmt.Fprintf(out, "  %s: %.2f of %s (%s)\n", p.Name, p.Ratio, p.BaselineName, baselineRuns(*p))
-			}
+		if line := t.add(st, res); line != "" {
+			fmt.Fprintln(out, line)
 		}
-		prev = res
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	for i := range rep.Results {
-		r := &rep.Results[i]
-		if r.Error != "" {
-			continue
-		}
-		for _, name := range benchmarkNamed(r.Name).AlsoCompare {
-			if j, ok := index[name]; ok && rep.Results[j].Error == "" && rep.Results[j].RecordsPerSec > 0 {
-				if r.AlsoRatios == nil {
-					r.AlsoRatios = map[string]float64{}
-				}
-				r.AlsoRatios[name] = r.RecordsPerSec / rep.Results[j].RecordsPerSec
-			}
-		}
-	}
+	rep.Results, rep.BaselineReruns = t.finish()
 
 	fmt.Fprintln(out)
 	printTable(out, rep.Results)
@@ -197,30 +173,55 @@ func run(ctx context.Context, out io.Writer) error {
 	return ctx.Err()
 }
 
+// positiveEnv is the positive integer in the environment variable name,
+// or def if it is unset or empty.
+func positiveEnv(name string, def int) (int, error) {
+	s := os.Getenv(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive integer", name, s)
+	}
+	return n, nil
+}
+
 // step is one run of a benchmark.
 type step struct {
 	b Benchmark
-	// againFor is set on a baseline's second run, right after the
-	// benchmark of that name: its figure goes into that benchmark's ratio
-	// and not into the table.
+	// round numbers a compared benchmark's runs from 1, and the baseline
+	// run right after each of them; it is 0 on benchmarks that run once.
+	round int
+	// againFor is set on a baseline's further runs, each right after a
+	// round of the benchmark of that name: its figure goes into that
+	// round's ratio (and the next round's) and not into the table.
 	againFor string
 }
 
 // schedule orders the registry and applies BENCH_ONLY, keeping the
 // baselines that selected benchmarks compare with (Baseline and
 // AlsoCompare). The benchmarks without a Baseline run in registration
-// order, each followed by every benchmark compared with it and, after each
-// of those, by itself again:
+// order, each followed by every benchmark compared with it, which runs
+// rounds times, each round followed by the baseline again. With rounds=3:
 //
-//	baseline/produce-p1, sluice/datagen-p1, baseline/produce-p1 again,
-//	baseline/produce-p6, ...
+//	baseline/produce-p1, sluice/datagen-p1 #1, baseline/produce-p1 again,
+//	sluice/datagen-p1 #2, baseline/produce-p1 again, sluice/datagen-p1 #3,
+//	baseline/produce-p1 again, baseline/produce-p6, ...
 //
 // On a small shared machine a baseline drifts by tens of percent between
-// runs a minute apart; a pipeline's ratio to the mean of runs right before
-// and right after it drifts much less. The order also keeps what pipelines
-// depend on ahead of them: the group baselines, whose first group makes the
-// broker create __consumer_offsets, run before the sinks.
-func schedule(only string) ([]step, error) {
+// runs a minute apart; a round's ratio to the mean of the baseline runs
+// right before and right after it drifts much less, and the median of the
+// rounds' ratios shrugs off a round the broker or a neighbour disturbed.
+// A baseline run between two rounds serves both. Baselines only named in
+// AlsoCompare, and benchmarks without a baseline, run once. The order also
+// keeps what pipelines depend on ahead of them: the group baselines, whose
+// first group makes the broker create __consumer_offsets, run before the
+// sinks.
+func schedule(only string, rounds int) ([]step, error) {
+	if rounds <= 0 {
+		return nil, fmt.Errorf("schedule %d rounds: want at least one", rounds)
+	}
 	var re *regexp.Regexp
 	if only != "" {
 		var err error
@@ -254,8 +255,11 @@ func schedule(only string) ([]step, error) {
 		}
 		out = append(out, step{b: b})
 		for _, p := range registry {
-			if p.Baseline == b.Name && want[p.Name] {
-				out = append(out, step{b: p}, step{b: b, againFor: p.Name})
+			if p.Baseline != b.Name || !want[p.Name] {
+				continue
+			}
+			for i := 1; i <= rounds; i++ {
+				out = append(out, step{b: p, round: i}, step{b: b, round: i, againFor: p.Name})
 			}
 		}
 	}
@@ -263,6 +267,140 @@ func schedule(only string) ([]step, error) {
 		return nil, fmt.Errorf("BENCH_ONLY=%q selects no benchmark", only)
 	}
 	return out, nil
+}
+
+// label names a step in the progress lines and the list of failures.
+func (st step) label(rounds int) string {
+	switch {
+	case st.againFor != "":
+		return st.b.Name + " again"
+	case st.round > 0 && rounds > 1:
+		return fmt.Sprintf("%s round %d/%d", st.b.Name, st.round, rounds)
+	}
+	return st.b.Name
+}
+
+// tally turns the outcomes of a schedule's steps, in run order, into the
+// report's results.
+type tally struct {
+	rounds    int
+	results   []Result           // in run order of each benchmark's first step
+	reruns    []Result           // the baselines' runs after rounds
+	index     map[string]int     // benchmark name -> position in results
+	pipelines map[string][]round // a pipeline's successful rounds, in run order
+	// stopped holds the failure of each pipeline one of whose rounds
+	// failed; its remaining rounds are not run (see skip).
+	stopped map[string]Result
+	prev    Result // the previous step's outcome
+}
+
+func newTally(rounds int) *tally {
+	return &tally{rounds: rounds, index: map[string]int{}, pipelines: map[string][]round{}, stopped: map[string]Result{}}
+}
+
+// skip reports whether steps[k] is not to run because a round of its
+// pipeline failed: the benchmark has failed, and its remaining rounds could
+// only cost time. The baseline run after the failed round still runs if
+// the next step to run is another pipeline's round, which needs it as its
+// "before" (only the run right after the failed round can be).
+func (t *tally) skip(steps []step, k int) bool {
+	st := steps[k]
+	if st.againFor == "" {
+		_, ok := t.stopped[st.b.Name]
+		return ok && st.round > 0
+	}
+	if _, ok := t.stopped[st.againFor]; !ok {
+		return false
+	}
+	if t.prev.Name != st.againFor {
+		return true // not right after the failed round
+	}
+	for _, next := range steps[k+1:] {
+		owner := next.b.Name
+		if next.againFor != "" {
+			owner = next.againFor
+		}
+		if _, ok := t.stopped[owner]; ok && next.round > 0 {
+			continue // skipped too
+		}
+		return next.round == 0 || next.againFor != "" || next.b.Baseline != st.b.Name
+	}
+	return true
+}
+
+// add records the outcome of step st (res.Error set if it failed) and
+// returns the progress line on a round's ratio, if the step completes one.
+func (t *tally) add(st step, res Result) string {
+	defer func() { t.prev = res }()
+	switch {
+	case st.againFor != "":
+		t.reruns = append(t.reruns, res)
+		rs := t.pipelines[st.againFor]
+		if _, ok := t.stopped[st.againFor]; ok || len(rs) == 0 {
+			return "" // run only as the next pipeline's "before"
+		}
+		r := &rs[len(rs)-1]
+		if res.Error == "" {
+			r.after = res.RecordsPerSec
+		}
+		name := r.res.Name
+		if t.rounds > 1 {
+			name += fmt.Sprintf(" round %d/%d", st.round, t.rounds)
+		}
+		if v := r.ratio(); v > 0 {
+			return fmt.Sprintf("  %s: %.2f of %s (%s)", name, v, st.b.Name, baselineRuns(r.baselines()))
+		}
+		return fmt.Sprintf("  %s: no ratio, a run of %s failed", name, st.b.Name)
+	case st.round > 0:
+		if st.round == 1 {
+			t.index[st.b.Name] = len(t.results)
+			t.results = append(t.results, Result{Name: st.b.Name, BaselineName: st.b.Baseline})
+		}
+		if res.Error != "" {
+			if t.rounds > 1 {
+				res.Error = fmt.Sprintf("round %d: %s", st.round, res.Error)
+			}
+			t.stopped[st.b.Name] = res
+			return ""
+		}
+		r := round{res: res}
+		if t.prev.Name == st.b.Baseline && t.prev.Error == "" {
+			r.before = t.prev.RecordsPerSec
+		}
+		t.pipelines[st.b.Name] = append(t.pipelines[st.b.Name], r)
+	default:
+		t.index[st.b.Name] = len(t.results)
+		t.results = append(t.results, res)
+	}
+	return ""
+}
+
+// finish reports each pipeline by its median round (see pipelineResult)
+// or its failure, and fills in the AlsoCompare ratios.
+func (t *tally) finish() (results, reruns []Result) {
+	for name, i := range t.index {
+		if res, ok := t.stopped[name]; ok {
+			t.results[i] = res
+		} else if rs, ok := t.pipelines[name]; ok {
+			t.results[i] = pipelineResult(rs)
+		}
+	}
+	for i := range t.results {
+		r := &t.results[i]
+		if r.Error != "" {
+			continue
+		}
+		// The median round's records/s over the bare consumer's one run.
+		for _, name := range benchmarkNamed(r.Name).AlsoCompare {
+			if j, ok := t.index[name]; ok && t.results[j].Error == "" && t.results[j].RecordsPerSec > 0 {
+				if r.AlsoRatios == nil {
+					r.AlsoRatios = map[string]float64{}
+				}
+				r.AlsoRatios[name] = r.RecordsPerSec / t.results[j].RecordsPerSec
+			}
+		}
+	}
+	return t.results, t.reruns
 }
 
 // benchmarkNamed is the registered benchmark of that name, or a zero one.
@@ -275,27 +413,103 @@ func benchmarkNamed(name string) Benchmark {
 	return Benchmark{}
 }
 
-// baselineRatio is r's records/s over the mean of its baseline's runs.
-func baselineRatio(r Result) float64 {
-	var sum float64
-	for _, v := range r.BaselineRecordsPerSec {
-		sum += v
-	}
-	if sum <= 0 {
-		return 0
-	}
-	return r.RecordsPerSec / (sum / float64(len(r.BaselineRecordsPerSec)))
+// round is one run of a pipeline with its baseline's runs around it.
+type round struct {
+	res Result
+	// before and after are the baseline's records/s right before and
+	// right after res; 0 if that run failed.
+	before, after float64
 }
 
-// baselineRuns describes the baseline runs r's ratio is to.
-func baselineRuns(r Result) string {
-	switch v := r.BaselineRecordsPerSec; len(v) {
+// ratio is the round's records/s over the mean of the baseline runs
+// around it, or 0 if either failed: a one-sided ratio would carry the
+// whole drift the pair is there to cancel.
+func (r round) ratio() float64 {
+	if r.before <= 0 || r.after <= 0 {
+		return 0
+	}
+	return r.res.RecordsPerSec / ((r.before + r.after) / 2)
+}
+
+// baselines are the baseline's records/s before and after the round,
+// leaving out failed runs.
+func (r round) baselines() []float64 {
+	var v []float64
+	for _, x := range []float64{r.before, r.after} {
+		if x > 0 {
+			v = append(v, x)
+		}
+	}
+	return v
+}
+
+// medianIndex is the index of the median of the positive ratios (0 means
+// a round without a ratio, which does not count), or -1 if there is none.
+// Of an even count it is the lower middle one: a real round's figures,
+// never an average of two rounds, and the more conservative of the two.
+// Equal ratios keep their run order.
+func medianIndex(ratios []float64) int {
+	var idx []int
+	for i, v := range ratios {
+		if v > 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return -1
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ratios[a], ratios[b]) })
+	return idx[(len(idx)-1)/2]
+}
+
+// pipelineResult is the Result reported for a pipeline's successful
+// rounds: the median round's, with its baseline runs, the median ratio and
+// every round's ratio. Without any ratio it is the first round's.
+func pipelineResult(rounds []round) Result {
+	ratios := make([]float64, len(rounds))
+	for i, r := range rounds {
+		ratios[i] = r.ratio()
+	}
+	m := medianIndex(ratios)
+	chosen := max(m, 0)
+	res := rounds[chosen].res
+	res.BaselineRecordsPerSec = rounds[chosen].baselines()
+	res.RoundRatios = ratios
+	if m >= 0 {
+		res.Ratio = ratios[m]
+	}
+	return res
+}
+
+// baselineRuns describes a round's baseline runs (see round.baselines).
+func baselineRuns(v []float64) string {
+	switch len(v) {
 	case 2:
 		return fmt.Sprintf("before %.0fk, after %.0fk rec/s", v[0]/1e3, v[1]/1e3)
 	case 1:
 		return fmt.Sprintf("one run, %.0fk rec/s", v[0]/1e3)
 	}
 	return "no run"
+}
+
+// roundsNote is the table's note on a pipeline's ratio.
+func roundsNote(r Result) string {
+	if len(r.RoundRatios) <= 1 {
+		return fmt.Sprintf("%s %s (the ratio is to their mean)", r.BaselineName, baselineRuns(r.BaselineRecordsPerSec))
+	}
+	parts := []string{"rounds"}
+	for _, v := range r.RoundRatios {
+		if v > 0 {
+			parts = append(parts, fmt.Sprintf("%.2f", v))
+		} else {
+			parts = append(parts, "-")
+		}
+	}
+	median := "no median"
+	if r.Ratio > 0 {
+		median = fmt.Sprintf("median %.2f", r.Ratio)
+	}
+	return fmt.Sprintf("%s (%s); this round's %s %s", strings.Join(parts, " "), median, r.BaselineName, baselineRuns(r.BaselineRecordsPerSec))
 }
 
 func runOne(ctx context.Context, env *BenchEnv, b Benchmark) (Result, error) {
@@ -358,8 +572,11 @@ func printTable(out io.Writer, results []Result) {
 			continue
 		}
 		ratio := "-"
-		if r.BaselineName != "" {
+		switch {
+		case r.BaselineName != "" && r.Ratio > 0:
 			ratio = fmt.Sprintf("%.2f (%s)", r.Ratio, r.BaselineName)
+		case r.BaselineName != "":
+			ratio = fmt.Sprintf("- (%s)", r.BaselineName)
 		}
 		perRec := "-"
 		if r.CPUMicrosPerRecord > 0 {
@@ -370,7 +587,7 @@ func printTable(out io.Writer, results []Result) {
 			cpuText(r.CPUSeconds), rssText(r.PeakRSSBytes))
 		var notes []string
 		if r.BaselineName != "" {
-			notes = append(notes, fmt.Sprintf("%s %s (the ratio is to their mean)", r.BaselineName, baselineRuns(r)))
+			notes = append(notes, roundsNote(r))
 		}
 		for _, name := range slices.Sorted(maps.Keys(r.AlsoRatios)) {
 			notes = append(notes, fmt.Sprintf("%.2f of %s (%.0fk rec/s, its one run)", r.AlsoRatios[name], name, rps[name]/1e3))

@@ -24,15 +24,23 @@ type Result struct {
 	Seconds       float64 `json:"seconds"`
 	RecordsPerSec float64 `json:"records_per_sec"`
 	MBPerSec      float64 `json:"mb_per_sec"` // 10^6 bytes of key+value per second
-	// Ratio is RecordsPerSec divided by the mean records/s of the runs of
-	// BaselineName in BaselineRecordsPerSec (0 for baselines): how close a
-	// pipeline gets to raw franz-go.
+	// Ratio is how close a pipeline gets to raw franz-go: the median of
+	// RoundRatios (see medianIndex; 0 for baselines and when no round has
+	// a ratio). The other figures of a pipeline's Result are those of the
+	// round whose ratio it is.
 	Ratio        float64 `json:"ratio,omitempty"`
 	BaselineName string  `json:"baseline,omitempty"`
-	// BaselineRecordsPerSec are the baseline's runs right before and right
-	// after this benchmark (one figure if the second failed): the broker's
-	// and the machine's drift between runs mostly cancels in their mean.
+	// BaselineRecordsPerSec are the records/s of BaselineName's runs right
+	// before and right after the reported round (a failed one left out):
+	// the broker's and the machine's drift between runs mostly cancels in
+	// their mean.
 	BaselineRecordsPerSec []float64 `json:"baseline_records_per_sec,omitempty"`
+	// RoundRatios are the ratios of all of a pipeline's rounds (see
+	// BENCH_ROUNDS), in run order: each round's records/s over the mean of
+	// the baseline runs right before and after it; 0 for a round one of
+	// whose baseline runs failed. Their spread shows how far one round
+	// can be trusted.
+	RoundRatios []float64 `json:"round_ratios,omitempty"`
 	// AlsoRatios maps each of Benchmark.AlsoCompare to RecordsPerSec
 	// divided by that benchmark's (single, earlier) run.
 	AlsoRatios map[string]float64 `json:"also_ratios,omitempty"`
@@ -52,12 +60,13 @@ type Result struct {
 // Benchmark is a named benchmark. The run order (see schedule): each
 // benchmark without a Baseline in registration order (files' init
 // functions run in file name order), each followed by the benchmarks
-// compared with it, each of those followed by another run of the baseline.
+// compared with it, each of those run BENCH_ROUNDS times with another run
+// of the baseline after every round.
 type Benchmark struct {
 	Name string
 	// Baseline names the baseline this benchmark is compared with; it is
 	// run even if BENCH_ONLY does not select it, right before this
-	// benchmark and again right after it.
+	// benchmark's first round and again right after each round.
 	Baseline string
 	// AlsoCompare names further baselines that this benchmark's ratio is
 	// reported to as well (against their one run); they are run too.
@@ -156,7 +165,7 @@ func (e *BenchEnv) FilledTopic(ctx context.Context, partitions int32) (string, e
 // setFilled records that topic holds exactly Records payload records,
 // unless another topic of that partition count already does: every
 // consumer and sink of a run then reads the same topic, though the produce
-// baselines run twice.
+// baselines run several times.
 func (e *BenchEnv) setFilled(partitions int32, topic string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
