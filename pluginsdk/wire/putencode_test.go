@@ -3,8 +3,10 @@ package wire
 import (
 	"bytes"
 	"math/big"
+	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -451,4 +453,103 @@ func BenchmarkInlinePutWorkerSideTwoStep(b *testing.B) {
 		out.Free()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/rec")
+}
+
+// bytesRecordSize gives what the writer counts for every record of the
+// bytes shape (lengths around each varint boundary, nulls, raw data, zero
+// and negative numbers, every timestamp type), registers the same schemas,
+// and declines everything else.
+func TestBytesRecordSize(t *testing.T) {
+	for i, tt := range []data.TimestampType{data.NoTimestampType, data.CreateTime, data.LogAppendTime} {
+		if int32(tt) != int32([]pluginv1.TimestampType{pluginv1.TimestampType_TIMESTAMP_TYPE_UNSPECIFIED,
+			pluginv1.TimestampType_TIMESTAMP_TYPE_CREATE_TIME, pluginv1.TimestampType_TIMESTAMP_TYPE_LOG_APPEND_TIME}[i]) {
+			t.Fatalf("timestamp type %d is not the protobuf enum's value", tt)
+		}
+	}
+	lengths := []int{0, 1, 127, 128, 16383, 16384}
+	payload := func(n int) []byte { return bytes.Repeat([]byte{'x'}, n) }
+	type kv struct {
+		s *data.Schema
+		v any
+	}
+	var shapes []kv
+	for _, n := range lengths {
+		shapes = append(shapes, kv{data.OptionalBytesSchema, payload(n)}, kv{data.BytesSchema, payload(n)}, kv{nil, data.Raw(payload(n))})
+	}
+	shapes = append(shapes, kv{nil, nil}, kv{data.OptionalBytesSchema, nil}, kv{data.OptionalBytesSchema, []byte(nil)},
+		kv{nil, data.Raw(nil)}, kv{data.BytesSchema, nil})
+	rng := rand.New(rand.NewPCG(7, 11))
+	checked := 0
+	for _, k := range shapes {
+		for _, v := range shapes {
+			for _, tt := range []data.TimestampType{data.NoTimestampType, data.CreateTime, data.LogAppendTime} {
+				r := &data.SinkRecord{Record: data.Record{Topic: []string{"", "t", strings.Repeat("p", 200)}[rng.IntN(3)],
+					Partition: []int32{0, 5, -1}[rng.IntN(3)], KeySchema: k.s, Key: k.v, ValueSchema: v.s, Value: v.v,
+					Timestamp: []time.Time{{}, time.UnixMilli(1700000000000), time.UnixMilli(-5)}[rng.IntN(3)]},
+					Offset: []int64{0, 1, 1 << 40, -1}[rng.IntN(4)], TimestampType: tt,
+					OriginalTopic: []string{"", "orig"}[rng.IntN(2)], OriginalPartition: []int32{0, 3, -2}[rng.IntN(3)],
+					OriginalOffset: []int64{0, 300, -7}[rng.IntN(3)]}
+				var fast, slow SchemaEncoder
+				got, ok := bytesRecordSize(r, &fast)
+				if !ok {
+					t.Fatalf("declined a bytes record: %+v", r)
+				}
+				w := pollWriter{schemas: &slow}
+				if err := w.sinkRecord(r); err != nil {
+					t.Fatal(err)
+				}
+				if got != -w.p || len(fast.table) != len(slow.table) {
+					t.Fatalf("size %d with %d schemas, the writer counts %d with %d: %+v", got, len(fast.table), -w.p, len(slow.table), r)
+				}
+				checked++
+			}
+		}
+	}
+	// Other shapes are the writer's.
+	for _, r := range []*data.SinkRecord{
+		{Record: data.Record{Value: "s", ValueSchema: data.StringSchema}},
+		{Record: data.Record{Value: []byte("b"), ValueSchema: &data.Schema{Type: data.Bytes, Name: data.DecimalName}}},
+		{Record: data.Record{Value: []byte("b")}},
+		{Record: data.Record{Value: data.Raw("r"), Headers: data.Headers{{Key: "h"}}}},
+		{Record: data.Record{Value: data.Raw("r")}, TimestampType: 9},
+	} {
+		if _, ok := bytesRecordSize(r, &SchemaEncoder{}); ok {
+			t.Fatalf("sized %+v", r)
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("%d records checked", checked)
+	}
+}
+
+// The encoder's memory of the schema it answered last goes with the table
+// entries truncate and Reset drop: that schema joins the table again.
+func TestSchemaEncoderForgetsDroppedLast(t *testing.T) {
+	a := data.StructBuilder().Name("a").Field("x", data.Int32Schema).MustBuild()
+	b := data.StructBuilder().Name("b").Field("y", data.StringSchema).MustBuild()
+	var e SchemaEncoder
+	for _, step := range []struct {
+		s       *data.Schema
+		want    uint32
+		entries int
+		then    func()
+	}{
+		{a, 1, 1, nil},
+		{b, 2, 2, func() { e.truncate(1) }},
+		{b, 2, 2, nil},
+		{b, 2, 2, func() { e.Reset() }},
+		{b, 1, 1, nil},
+		{a, 2, 2, nil},
+	} {
+		ref, err := e.Ref(step.s)
+		if err != nil || ref != step.want || len(e.Schemas()) != step.entries {
+			t.Fatalf("Ref(%s) = %d (%v) with %d entries, want %d with %d", step.s.Name, ref, err, len(e.Schemas()), step.want, step.entries)
+		}
+		if got := e.Schemas()[ref-1].GetName(); got != step.s.Name {
+			t.Fatalf("entry %d is %q, want %q", ref, got, step.s.Name)
+		}
+		if step.then != nil {
+			step.then()
+		}
+	}
 }

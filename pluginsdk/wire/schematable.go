@@ -19,6 +19,11 @@ type SchemaEncoder struct {
 	byPrint map[uint64][]uint32
 	known   []*data.Schema
 	table   []*pluginv1.Schema
+	// last and lastRef are the schema Ref answered last: records of one
+	// batch mostly share their key and value schemas, and this spares
+	// them the map lookup.
+	last    *data.Schema
+	lastRef uint32
 }
 
 // Ref returns the table index of s, adding it if new; nil has index 0.
@@ -26,7 +31,11 @@ func (e *SchemaEncoder) Ref(s *data.Schema) (uint32, error) {
 	if s == nil {
 		return 0, nil
 	}
+	if s == e.last {
+		return e.lastRef, nil
+	}
 	if ref, ok := e.byPtr[s]; ok {
+		e.last, e.lastRef = s, ref
 		return ref, nil
 	}
 	if e.byPtr == nil {
@@ -37,6 +46,7 @@ func (e *SchemaEncoder) Ref(s *data.Schema) (uint32, error) {
 	for _, ref := range e.byPrint[fp] {
 		if data.SchemaEqual(e.known[ref-1], s) {
 			e.byPtr[s] = ref
+			e.last, e.lastRef = s, ref
 			return ref, nil
 		}
 	}
@@ -49,6 +59,7 @@ func (e *SchemaEncoder) Ref(s *data.Schema) (uint32, error) {
 	ref := uint32(len(e.table))
 	e.byPtr[s] = ref
 	e.byPrint[fp] = append(e.byPrint[fp], ref)
+	e.last, e.lastRef = s, ref
 	return ref, nil
 }
 
@@ -62,6 +73,7 @@ func (e *SchemaEncoder) Reset() {
 	clear(e.byPrint)
 	clear(e.known)
 	e.known = e.known[:0]
+	e.last, e.lastRef = nil, 0
 	// The table slice was handed out by Schemas; start a new one rather than
 	// overwrite what a caller may still hold.
 	e.table = nil
@@ -72,6 +84,9 @@ func (e *SchemaEncoder) Reset() {
 func (e *SchemaEncoder) truncate(n int) {
 	if len(e.table) <= n {
 		return
+	}
+	if int(e.lastRef) > n {
+		e.last, e.lastRef = nil, 0
 	}
 	for s, ref := range e.byPtr {
 		if int(ref) > n {
