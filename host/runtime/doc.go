@@ -78,15 +78,16 @@
 // connector settings sluice.sink.batch.max.records and .max.bytes; a Sluice
 // choice: one Put per poll, as Kafka Connect does, pays a process crossing
 // per few hundred records; a connector that sets max.poll.records and no
-// batch bound keeps one poll per Put), converts (headers, key, value),
+// batch bound keeps Puts to that many records), converts (headers, key, value),
 // applies the transforms and Puts the batch. No rebalance comes between
 // those polls: the consumer holds it until the next AllowRebalance, which
 // comes only once the batch is delivered or kept for redelivery.
 //
 // Puts are pipelined: a Put runs on a goroutine of its own while Run's
 // goroutine polls (without AllowRebalance, so still no rebalance) and
-// converts the next batch, which is staged; the poll ends when the Put
-// returns. Before the staged batch is put, a waiting rebalance gets its turn
+// converts the next batch, which is staged: every fetch as it arrives, up
+// to the batch bounds, since the consumer fetches again only once what it
+// buffered is taken; the polling ends when the Put returns. Before the staged batch is put, a waiting rebalance gets its turn
 // (AllowRebalance and a poll on a done context, which waits out a rebalance
 // in progress and takes no records); its callbacks drop the staged records
 // of the partitions they close. The staged batch is thrown away, and the

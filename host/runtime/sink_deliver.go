@@ -416,6 +416,7 @@ func (t *sinkTask) trim(b *sinkBatch, drop func(topicPartition) bool) (empty boo
 	b.consumed = slices.DeleteFunc(slices.Clone(b.consumed), func(r *kgo.Record) bool {
 		return drop(topicPartition{r.Topic, r.Partition})
 	})
+	b.bytes = recordBytes(b.consumed)
 	if len(keep) == len(recs) {
 		return len(b.next) == 0 && len(recs) == 0
 	}

@@ -787,52 +787,80 @@ func TestSinkBatchGathersPolls(t *testing.T) {
 // While a Put runs, the records of every fetch that arrives are taken and
 // converted at once, not left buffered until the Put ends (the consumer
 // fetches again only once its buffer is drained): records produced in three
-// rounds while the first Put is held all go out in the second.
+// rounds while the first Put is held go out together in the second, up to
+// the batch bound; a second Put answered ABORTED takes the gathered batch
+// again, whole. Every record is delivered once, in order.
 func TestSinkGathersFetchesDuringPut(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"a": 1})
-	produceTo(t, c, "a", 0, 0, 10)
-	f := newFakeSink(&events{})
-	release := make(chan struct{})
-	f.putHook = func(ctx context.Context, call int, _ []*data.SinkRecord) error {
-		if call == 1 {
-			select {
-			case <-release:
-			case <-ctx.Done():
-				return ctx.Err()
+	for name, tc := range map[string]struct {
+		maxBatch int
+		abort    bool
+		// want: the sizes of the first Puts.
+		want func(sizes []int) bool
+	}{
+		// Rounds 2 and 3 come 200 ms apart: at least two of the three
+		// (before this change, exactly one) make the second Put.
+		"unbounded": {want: func(s []int) bool { return s[0] == 10 && s[1] >= 20 }},
+		"bounded":   {maxBatch: 15, want: func(s []int) bool { return s[0] == 10 && s[1] == 15 }},
+		"aborted":   {abort: true, want: func(s []int) bool { return len(s) > 2 && s[0] == 10 && s[1] >= 20 && s[2] == s[1] }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, 1, map[string]int32{"a": 1})
+			produceTo(t, c, "a", 0, 0, 10)
+			f := newFakeSink(&events{})
+			release := make(chan struct{})
+			f.putHook = func(ctx context.Context, call int, _ []*data.SinkRecord) error {
+				switch {
+				case call == 1:
+					select {
+					case <-release:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				case call == 2 && tc.abort:
+					return wire.Retriable("busy")
+				}
+				return nil
 			}
-		}
-		return nil
-	}
-	cfg := sinkConfig(c, f, nil, "a")
-	task, err := NewSinkTask(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait := runTask(t, task)
-	eventually(t, "the first Put", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls == 1 })
-	for round := 1; round <= 3; round++ {
-		produceTo(t, c, "a", 0, round*10, 10)
-		time.Sleep(150 * time.Millisecond)
-	}
-	close(release)
-	eventually(t, "delivery", func() bool { return len(f.deliveredList()) >= 40 })
-	task.Stop()
-	if err := wait(); err != nil {
-		t.Fatal(err)
-	}
-	var sizes []int
-	f.mu.Lock()
-	for _, b := range f.batches {
-		sizes = append(sizes, len(b))
-	}
-	f.mu.Unlock()
-	if len(sizes) < 2 || sizes[0] != 10 || sizes[1] != 30 {
-		t.Fatalf("Puts of %v records, want 10 then 30", sizes)
-	}
-	for i, r := range f.deliveredList() {
-		if r.OriginalOffset != int64(i) {
-			t.Fatalf("record %d has offset %d", i, r.OriginalOffset)
-		}
+			cfg := sinkConfig(c, f, nil, "a")
+			if tc.maxBatch > 0 {
+				cfg.MaxPollRecords, cfg.MaxBatchRecords = 5, tc.maxBatch
+			}
+			cfg.RetryBackoff = 20 * time.Millisecond
+			task, err := NewSinkTask(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := runTask(t, task)
+			eventually(t, "the first Put", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls == 1 })
+			for round := 1; round <= 3; round++ {
+				produceTo(t, c, "a", 0, round*10, 10)
+				time.Sleep(200 * time.Millisecond)
+			}
+			close(release)
+			eventually(t, "delivery", func() bool { return len(f.deliveredList()) >= 40 })
+			task.Stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+			var sizes []int
+			f.mu.Lock()
+			for _, b := range f.batches {
+				sizes = append(sizes, len(b))
+			}
+			f.mu.Unlock()
+			if len(sizes) < 2 || !tc.want(sizes) {
+				t.Fatalf("Puts of %v records", sizes)
+			}
+			delivered := f.deliveredList()
+			if len(delivered) != 40 {
+				t.Fatalf("%d records delivered, want 40", len(delivered))
+			}
+			for i, r := range delivered {
+				if r.OriginalOffset != int64(i) {
+					t.Fatalf("record %d has offset %d", i, r.OriginalOffset)
+				}
+			}
+		})
 	}
 }
 

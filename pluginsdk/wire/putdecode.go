@@ -81,8 +81,9 @@ type putDecoder struct {
 // One pass: the encoders (SinkBatch, protobuf) write the schema table
 // before the records. A batch of megabytes does not stay in the cache, so
 // a first pass to count the records costs a memory read per record; the
-// records are allocated in blocks sized from the first one's encoding
-// instead. A table entry after a record is left to the two-step path.
+// records are allocated in blocks sized from the encoding of the record
+// that starts each block instead. A table entry after a record is left to
+// the two-step path.
 func fusedPutBatch(b []byte, borrowed bool) ([]*data.SinkRecord, bool) {
 	var tableBuf [4]*pluginv1.Schema
 	table := tableBuf[:0]
@@ -112,11 +113,12 @@ func fusedPutBatch(b []byte, borrowed bool) ([]*data.SinkRecord, bool) {
 			return nil, false
 		}
 		if len(store) == 0 {
-			// As many more as records of this size would fill the rest.
-			store = make([]data.SinkRecord, min(len(rest)/n+1, maxRecordBlock))
-			if out == nil {
-				out = make([]*data.SinkRecord, 0, len(store))
-			}
+			// As many more as records of this size would fill the rest,
+			// but at most as many again as decoded so far (and 64): a
+			// small first record must not size a block for a batch of
+			// large ones. Records of one size get blocks of 64, 128, ...
+			// and a last one that fits.
+			store = make([]data.SinkRecord, min(len(rest)/n+1, 64+len(out), maxRecordBlock))
 		}
 		r := &store[0]
 		store = store[1:]
@@ -132,8 +134,7 @@ func fusedPutBatch(b []byte, borrowed bool) ([]*data.SinkRecord, bool) {
 	return out, true
 }
 
-// maxRecordBlock bounds the records allocated at once, for a batch of a
-// few small records followed by many tiny ones.
+// maxRecordBlock bounds the records allocated at once.
 const maxRecordBlock = 1 << 14
 
 // str is a string field of the batch: aliasing it, or a copy when

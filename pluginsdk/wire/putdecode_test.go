@@ -8,10 +8,12 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -606,4 +608,43 @@ func FuzzDecodePutBatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkPutLikeTwoStep(t, b)
 	})
+}
+
+// Records are allocated in blocks: a small record ahead of large ones does
+// not make the decoder allocate for a batch of small records, and records
+// of one size get about as many as there are.
+func TestPutDecodeRecordBlocks(t *testing.T) {
+	batch := func(sizes ...int) []byte {
+		var recs []*data.SinkRecord
+		for i, n := range sizes {
+			recs = append(recs, &data.SinkRecord{Record: data.Record{Topic: "t", Value: data.Raw(bytes.Repeat([]byte{'v'}, n))}, Offset: int64(i)})
+		}
+		return putBytes(t, recs)
+	}
+	allocated := func(b []byte, want int) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		recs, err := DecodePutBatch(b)
+		runtime.ReadMemStats(&after)
+		if err != nil || len(recs) != want {
+			t.Fatalf("%d records, %v; want %d", len(recs), err, want)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	sizes := []int{1}
+	for range 20 {
+		sizes = append(sizes, 64<<10)
+	}
+	if got := allocated(batch(sizes...), 21); got > 64<<10 {
+		t.Errorf("one small record then 20 of 64 KiB: %d bytes allocated", got)
+	}
+	same := make([]int, 5000)
+	for i := range same {
+		same[i] = 100
+	}
+	per := unsafe.Sizeof(data.SinkRecord{}) + 8 // the record and its pointer
+	if got := allocated(batch(same...), 5000); got > uint64(5000*per*3) {
+		t.Errorf("5000 records of one size: %d bytes allocated, more than 3× the %d they take", got, 5000*per)
+	}
 }
