@@ -55,14 +55,18 @@ var restURLRe = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
 
 // startSluice runs `sluice standalone` with the worker properties props
 // (bootstrap.servers, listeners and the offsets file are filled in) and no
-// connectors, and waits until it is ready.
+// connectors, in a new directory under env.Dir named after name, and waits
+// until it is ready.
 func startSluice(ctx context.Context, env *BenchEnv, name string, props map[string]string) (*sluiceWorker, error) {
 	bin, err := itest.SluiceBin()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(env.Dir, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// A fresh directory for every start: a pipeline runs once per round,
+	// and a reused one would hand the next worker the last one's offsets
+	// and, in its appended log, the last one's REST address.
+	dir, err := os.MkdirTemp(env.Dir, name+"-")
+	if err != nil {
 		return nil, fmt.Errorf("worker dir: %w", err)
 	}
 	all := map[string]string{
