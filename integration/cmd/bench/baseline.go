@@ -71,8 +71,9 @@ func produceBaseline(ctx context.Context, env *BenchEnv, parts int32) (Result, e
 	}
 	// The topic now holds exactly the payload: consumers can reuse it
 	// instead of producing it again (the first run's topic, if this
-	// baseline runs twice).
+	// baseline runs twice); the other runs' topics go.
 	env.setFilled(parts, topic)
+	env.Discard(ctx, topic)
 	return res, nil
 }
 

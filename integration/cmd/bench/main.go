@@ -22,6 +22,8 @@
 //	               baselines they compare with run too
 //	BENCH_OUT      write JSON results to this file
 //	BENCH_SLUICE_PROPS  k=v,k=v added to the pipelines' worker properties
+//	BENCH_KAFKA_DIR  where the broker keeps its data (default: a directory
+//	               in /dev/shm when it is there, see kafkaDir)
 //	SLUICE_CACHE   Kafka jar cache (default ~/.cache/sluice)
 package main
 
@@ -104,12 +106,22 @@ func run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "preparing %d payload records and starting Kafka %s...\n", records, kafkatest.KafkaVersion)
 	payload := NewPayload(records, 1)
 	start := time.Now()
+	kdir, err := kafkaDir()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(kdir)
 	cluster, err := kafkatest.Start(ctx, kafkatest.Options{
+		Dir:     kdir,
 		JVMOpts: brokerJVMOpts,
 		BrokerConfig: map[string]string{
 			// Kafka's defaults, rather than the trimmed test settings.
 			"num.network.threads": "3",
 			"num.io.threads":      "8",
+			// The topics of produce benchmarks are deleted after them
+			// (BenchEnv.Discard): their files go a second later rather
+			// than Kafka's minute, so the data never piles up.
+			"file.delete.delay.ms": "1000",
 		},
 	})
 	if err != nil {
@@ -185,6 +197,28 @@ func positiveEnv(name string, def int) (int, error) {
 		return 0, fmt.Errorf("%s=%q: want a positive integer", name, s)
 	}
 	return n, nil
+}
+
+// kafkaDir is a fresh directory for the broker's data: under
+// BENCH_KAFKA_DIR if set, else in /dev/shm (memory) when it exists, else
+// the default temporary directory. On the development machine the same
+// produce baseline swung by 2× within one run once a few gigabytes had
+// gone through the page cache to the virtual disk (the broker's CPU per
+// record doubling with it); in memory, the disk's writeback is out of the
+// comparison. Each produce benchmark's topic is deleted after it, so a run
+// holds about three topics of Records records at a time.
+func kafkaDir() (string, error) {
+	parent := os.Getenv("BENCH_KAFKA_DIR")
+	if parent == "" {
+		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+			parent = "/dev/shm"
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "sluice-bench-kafka-")
+	if err != nil {
+		return "", fmt.Errorf("broker data directory: %w", err)
+	}
+	return dir, nil
 }
 
 // step is one run of a benchmark.

@@ -92,6 +92,7 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
+	defer env.Discard(ctx, topic)
 	cl, err := env.NewClient()
 	if err != nil {
 		return Result{}, err

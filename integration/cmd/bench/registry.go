@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/integration/kafkatest"
@@ -160,6 +161,26 @@ func (e *BenchEnv) FilledTopic(ctx context.Context, partitions int32) (string, e
 	}
 	e.setFilled(partitions, topic)
 	return topic, nil
+}
+
+// Discard deletes topic once a benchmark is done with it, unless it is a
+// filled topic that later benchmarks read. Best effort: a topic left
+// behind only costs space.
+func (e *BenchEnv) Discard(ctx context.Context, topic string) {
+	e.mu.Lock()
+	for _, t := range e.filled {
+		if t == topic {
+			e.mu.Unlock()
+			return
+		}
+	}
+	e.mu.Unlock()
+	cl, err := e.NewClient()
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, topic)
 }
 
 // setFilled records that topic holds exactly Records payload records,
