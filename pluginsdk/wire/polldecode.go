@@ -265,7 +265,7 @@ func (d *putDecoder) sourceRecord(b []byte, r *data.SourceRecord, c *SourceCoord
 		case num == 2:
 			c.Offset = plainBytes(sub)
 		case num == 3:
-			if r.Topic, ok = aliasString(sub); !ok {
+			if r.Topic, ok = d.topicName(sub); !ok {
 				return false
 			}
 		case num == 5 && !haveKey:

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
@@ -648,4 +649,36 @@ func BenchmarkInlinePollWorkerSideTwoStep(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/rec")
+}
+
+// Records of one topic share one topic string, in poll answers and in put
+// batches: whoever compares or hashes topics per record next reads bytes
+// that stay in the cache.
+func TestDecodedRecordsShareTopicStrings(t *testing.T) {
+	src := datagenBatch()[:4]
+	src[2] = &data.SourceRecord{Record: src[2].Record, SourcePartition: src[2].SourcePartition, SourceOffset: src[2].SourceOffset}
+	src[2].Topic = "other"
+	pb, err := DecodePollBatch(twoStepPoll(t, src, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _, err := pb.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	if recs[0].Topic != src[0].Topic || !same(recs[0].Topic, recs[1].Topic) || recs[2].Topic != "other" || same(recs[1].Topic, recs[2].Topic) {
+		t.Fatalf("poll topics %q %q %q %q: the first two not one string, or the third not its own", recs[0].Topic, recs[1].Topic, recs[2].Topic, recs[3].Topic)
+	}
+	var sink []*data.SinkRecord
+	for i, topic := range []string{"a", "a", "b", "b"} {
+		sink = append(sink, &data.SinkRecord{Record: data.Record{Topic: topic, Value: data.Raw("v")}, Offset: int64(i)})
+	}
+	got, err := DecodePutBatch(putBytes(t, sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same(got[0].Topic, got[1].Topic) || !same(got[2].Topic, got[3].Topic) || got[1].Topic != "a" || got[2].Topic != "b" {
+		t.Fatalf("put topics %q", []string{got[0].Topic, got[1].Topic, got[2].Topic, got[3].Topic})
+	}
 }

@@ -70,8 +70,7 @@ type putDecoder struct {
 	// task may keep one, as a map key say, after Put), bytes values and
 	// raw data alias the batch.
 	borrowed bool
-	// topic is the last topic name copied, for the next record of the
-	// same topic (borrowed only).
+	// topic is the last topic name read (topicName).
 	topic string
 }
 
@@ -147,13 +146,18 @@ func (d *putDecoder) str(b []byte) (string, bool) {
 	return strings.Clone(s), true
 }
 
-// topicName is str for topic names, which repeat from record to record.
+// topicName is str for topic names, which repeat from record to record:
+// equal to the last one, it is the last one. Records of a topic then
+// share one string, whose bytes stay in the cache for whoever compares or
+// hashes it per record next (franz-go's partitioner, the worker's topic
+// tracker), instead of each pointing at its own place in a batch long
+// evicted.
 func (d *putDecoder) topicName(b []byte) (string, bool) {
-	if d.borrowed && string(b) == d.topic {
+	if d.topic != "" && string(b) == d.topic {
 		return d.topic, true
 	}
 	s, ok := d.str(b)
-	if ok && d.borrowed {
+	if ok {
 		d.topic = s
 	}
 	return s, ok
