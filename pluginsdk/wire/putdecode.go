@@ -53,6 +53,12 @@ func decodePutBatch(b []byte) (recs []*data.SinkRecord, parseErr, convErr error)
 	if recs, ok := fusedPutBatch(b, false); ok {
 		return recs, nil, nil
 	}
+	return twoStepPutBatch(b)
+}
+
+// twoStepPutBatch is decodePutBatch's path for what the fused decoder does
+// not read.
+func twoStepPutBatch(b []byte) (recs []*data.SinkRecord, parseErr, convErr error) {
 	var m pluginv1.PutRequest
 	if !decodePutRequest(b, &m) {
 		if err := proto.Unmarshal(b, &m); err != nil {

@@ -162,8 +162,8 @@ func cachedClone(b []byte) []byte {
 // values and their raw data alias the region and change when the next
 // batch is written there; their strings (topics, header keys, string
 // values) are copies, as strings must never change. Batches the fused
-// decoder does not read are copied out and decoded as TakeSinkRecords
-// does; the errors are TakeSinkRecords'. The region must not be closed
+// decoder does not read are copied out and decoded the two-step way, as
+// TakeSinkRecords would; the errors are TakeSinkRecords'. The region must not be closed
 // while the records are in use.
 func (r *SharedRegion) BorrowSinkRecords(ref *pluginv1.SharedBatch) ([]*data.SinkRecord, error) {
 	r.mu.Lock()
@@ -180,7 +180,8 @@ func (r *SharedRegion) BorrowSinkRecords(ref *pluginv1.SharedBatch) ([]*data.Sin
 	if ok {
 		return recs, nil
 	}
-	return r.TakeSinkRecords(ref)
+	// What the fused decoder declined in place, it declines on a copy.
+	return r.takeSinkRecords(ref, twoStepPutBatch)
 }
 
 // TakeSinkRecords copies the Put batch ref names out of the region and
@@ -190,11 +191,16 @@ func (r *SharedRegion) BorrowSinkRecords(ref *pluginv1.SharedBatch) ([]*data.Sin
 // reference outside the region, "decode shared batch" for bytes that are
 // not a PutRequest, "decode records" for records that do not convert.
 func (r *SharedRegion) TakeSinkRecords(ref *pluginv1.SharedBatch) ([]*data.SinkRecord, error) {
+	return r.takeSinkRecords(ref, decodePutBatch)
+}
+
+// takeSinkRecords is TakeSinkRecords decoding the copy with decode.
+func (r *SharedRegion) takeSinkRecords(ref *pluginv1.SharedBatch, decode func([]byte) ([]*data.SinkRecord, error, error)) ([]*data.SinkRecord, error) {
 	b, err := r.copyOut(ref)
 	if err != nil {
 		return nil, err
 	}
-	recs, parseErr, err := decodePutBatch(b)
+	recs, parseErr, err := decode(b)
 	if parseErr != nil {
 		return nil, fmt.Errorf("decode shared batch (%d bytes): %w", len(b), parseErr)
 	}
