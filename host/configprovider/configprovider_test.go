@@ -321,3 +321,57 @@ func TestUnresolve(t *testing.T) {
 		t.Fatal("input changed")
 	}
 }
+
+func TestLoadWorker(t *testing.T) {
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "secrets.properties")
+	writeFile(t, secrets, "servers=b1:9092,b2:9092\nflush=1234\n")
+	wp := filepath.Join(dir, "worker.properties")
+	writeFile(t, wp, strings.Join([]string{
+		"config.providers=file",
+		"config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider",
+		"config.providers.file.param.allowed.paths=" + dir,
+		"bootstrap.servers=${file:" + secrets + ":servers}",
+		// A LONG: it validates only once resolved.
+		"offset.flush.interval.ms=${file:" + secrets + ":flush}",
+		"key.converter=org.apache.kafka.connect.storage.StringConverter",
+		"value.converter=org.apache.kafka.connect.storage.StringConverter",
+		"offset.storage.file.filename=" + filepath.Join(dir, "offsets"),
+		"producer.sasl.jaas.config=${vault:a:b}",
+	}, "\n"))
+	w, err := LoadWorker(context.Background(), wp, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(w.List("bootstrap.servers"), ";"); got != "b1:9092;b2:9092" {
+		t.Fatalf("bootstrap.servers %q", got)
+	}
+	if w.Millis("offset.flush.interval.ms").Milliseconds() != 1234 {
+		t.Fatalf("offset.flush.interval.ms %v", w.Millis("offset.flush.interval.ms"))
+	}
+	if w.Props["producer.sasl.jaas.config"] != "${vault:a:b}" {
+		t.Fatalf("unknown provider resolved: %q", w.Props["producer.sasl.jaas.config"])
+	}
+	// A path outside allowed.paths stops the worker, naming key and path.
+	outside := filepath.Join(t.TempDir(), "s.properties")
+	writeFile(t, outside, "servers=x:1\n")
+	writeFile(t, wp, strings.Join([]string{
+		"config.providers=file",
+		"config.providers.file.class=FileConfigProvider",
+		"config.providers.file.param.allowed.paths=" + dir,
+		"bootstrap.servers=${file:" + outside + ":servers}",
+		"key.converter=org.apache.kafka.connect.storage.StringConverter",
+		"value.converter=org.apache.kafka.connect.storage.StringConverter",
+		"offset.storage.file.filename=x",
+	}, "\n"))
+	_, err = LoadWorker(context.Background(), wp, nil, true)
+	if err == nil || !strings.Contains(err.Error(), "bootstrap.servers") || !strings.Contains(err.Error(), outside) || strings.Contains(err.Error(), "x:1") {
+		t.Fatalf("outside allowed.paths: %v", err)
+	}
+	// An unknown class too, naming the class key; CONNECT_* overrides
+	// apply before resolution.
+	_, err = LoadWorker(context.Background(), wp, []string{"CONNECT_CONFIG_PROVIDERS_FILE_CLASS=com.example.Nope"}, true)
+	if err == nil || !strings.Contains(err.Error(), "config.providers.file.class") || !strings.Contains(err.Error(), "com.example.Nope") {
+		t.Fatalf("unknown class: %v", err)
+	}
+}
