@@ -10,8 +10,9 @@
 // from the definition and whose Props keep every property given, unknown
 // ones included: producer.*, consumer.*, admin.* and the converters'
 // prefixed settings are passed on as Kafka passes them. config.providers is
-// accepted but not applied: ${provider:path:key} placeholders reach
-// connectors as written (and are returned as written by the REST API).
+// defined here; host/configprovider resolves ${provider:path:key} variables
+// (its LoadWorker reads with ReadWorkerProps, resolves, then validates with
+// ParseWorker).
 // log.level is Sluice's own (the root log level, log4j names).
 //
 // It also reads connector configuration files as connect-standalone accepts

@@ -140,7 +140,7 @@ func baseDef() *def.Def {
 	d.Define(def.Key{Name: ClientConfigOverridePolicy, Type: def.String, Default: "All", Validator: def.ValidString("All", "None", "Principal"),
 		Importance: def.Medium, Group: groupCommon, Doc: "Which producer.override.*, consumer.override.* and admin.override.* settings connectors may use: All, None, or Principal (only sasl.jaas.config, sasl.mechanism, security.protocol)."})
 	d.Define(def.Key{Name: ConfigProviders, Type: def.List, Default: "",
-		Importance: def.Low, Group: groupCommon, Doc: "Config providers. Accepted, not applied yet: ${provider:path:key} placeholders reach connectors as written."})
+		Importance: def.Low, Group: groupCommon, Doc: "Aliases of config providers, comma-separated; config.providers.<alias>.class names each (FileConfigProvider, DirectoryConfigProvider, EnvVarConfigProvider) and config.providers.<alias>.param.<name> sets its parameters. ${alias:path:key} and ${alias:key} in worker properties are resolved at start, in connector configs when connectors and tasks start and when configs are validated; stored configs and REST answers keep them as written."})
 	d.Define(def.Key{Name: TopicCreationEnable, Type: def.Boolean, Default: true,
 		Importance: def.Low, Group: groupCommon, Doc: "Let source connectors create their topics with topic.creation.* settings."})
 	d.Define(def.Key{Name: TopicTrackingEnable, Type: def.Boolean, Default: true,
@@ -237,17 +237,31 @@ type Worker struct {
 // overrides (CONNECT_* in environ, Confluent's convention) on top and
 // validates the result. Every problem is reported at once, each naming
 // its property.
+//
+// It does not resolve ${provider:path:key} variables: host/configprovider's
+// LoadWorker does, between reading and validating (this package cannot
+// import it, since the file provider reads properties with this package).
 func LoadWorker(path string, environ []string, standalone bool) (*Worker, error) {
-	props, err := ReadPropertiesFile(path)
+	props, err := ReadWorkerProps(path, environ)
 	if err != nil {
-		return nil, fmt.Errorf("worker config: %w", err)
+		return nil, err
 	}
-	maps.Copy(props, EnvOverrides(environ, EnvPrefix))
 	w, err := ParseWorker(props, standalone)
 	if err != nil {
 		return nil, fmt.Errorf("worker config %s: %w", path, err)
 	}
 	return w, nil
+}
+
+// ReadWorkerProps reads a worker properties file and applies the
+// environment overrides on top, without validating.
+func ReadWorkerProps(path string, environ []string) (map[string]string, error) {
+	props, err := ReadPropertiesFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("worker config: %w", err)
+	}
+	maps.Copy(props, EnvOverrides(environ, EnvPrefix))
+	return props, nil
 }
 
 // ParseWorker validates worker properties.
