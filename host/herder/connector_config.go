@@ -124,7 +124,7 @@ func commonDef() *config.Def {
 		Doc: "Aliases of the predicates transforms may be made conditional on; each is configured with predicates.<alias>.type and further predicates.<alias>. settings."})
 	d.Define(config.Key{Name: KeyConfigReloadAction, Type: config.String, Default: "restart", Validator: config.ValidString("none", "restart"),
 		Importance: config.Low, Group: GroupCommon, OrderInGroup: next(), Width: config.WidthMedium, DisplayName: "Reload Action",
-		Doc: "What the worker does when values from config providers change: restart the connector, or nothing."})
+		Doc: "What the worker does when values from config providers change: restart the connector, or nothing. Accepted; Sluice does not reload yet: values are read again only when a connector or task starts."})
 
 	eo := 0
 	enext := func() int { eo++; return eo }

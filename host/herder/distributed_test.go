@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/host/cluster"
+	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/host/herder"
 	"github.com/sluice-io/sluice/host/rest"
 	"github.com/sluice-io/sluice/host/storage"
@@ -40,6 +41,8 @@ type dEnv struct {
 	t    *testing.T
 	c    *kfake.Cluster
 	opts []kgo.Opt
+	// resolver is the herders' config provider resolver (nil: none).
+	resolver *configprovider.Resolver
 }
 
 func newDEnv(t *testing.T) *dEnv {
@@ -100,6 +103,7 @@ func (e *dEnv) start(name string, in *fakeInstances, withREST bool) *herder.Dist
 			Converters:          stringConverterOnly,
 			TaskShutdownTimeout: time.Second,
 			Logger:              testLogger(name),
+			Resolver:            e.resolver,
 		},
 		URL: "http://" + name + "/",
 		Group: cluster.Config{

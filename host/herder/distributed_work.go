@@ -478,9 +478,13 @@ func (d *Distributed) startConn(ctx context.Context, name string, cfg map[string
 		return dc
 	}
 	dc.class = cls
-	end := d.base.stages.begin("starting the connector " + name)
-	inst, err := d.in.StartConnector(ctx, name, cls, cfg, &dconnCallbacks{d: d, name: name, gen: dc.gen})
-	end()
+	rcfg, err := d.opts.Resolver.Resolve(ctx, cfg)
+	var inst ConnectorInstance
+	if err == nil {
+		end := d.base.stages.begin("starting the connector " + name)
+		inst, err = d.in.StartConnector(ctx, name, cls, rcfg, &dconnCallbacks{d: d, name: name, gen: dc.gen})
+		end()
+	}
 	if err != nil {
 		d.log.Error("connector failed to start", "connector", name, "error", err)
 		dc.state = storage.StateFailed
@@ -552,7 +556,7 @@ func (d *Distributed) stopConn(dc *dconn) {
 // they differ from the committed ones or the connector config changed since
 // the last commit, has the leader write them.
 func (d *Distributed) publishTaskConfigs(ctx context.Context, dc *dconn, snap *storage.ConfigSnapshot) error {
-	maxTasks, enforce := tasksMax(dc.cfg)
+	maxTasks, enforce := tasksMax(resolvedOrRaw(ctx, d.opts.Resolver, dc.cfg))
 	end := d.base.stages.begin("generating task configurations for the connector " + dc.name)
 	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	raw, err := dc.inst.TaskConfigs(tctx, maxTasks)
@@ -598,11 +602,15 @@ func (d *Distributed) startTask(ctx context.Context, id storage.TaskID, ccfg, tc
 		return dt
 	}
 	spec := TaskSpec{ID: TaskID{Connector: id.Connector, Task: id.Task}, Class: cls, ConnectorConfig: maps.Clone(ccfg), TaskConfig: maps.Clone(tcfg)}
-	var topics []string
-	if cls.Type == TypeSink && !d.opts.TopicTrackingDisabled {
-		topics = splitList(tcfg[KeyTopics])
+	var runner TaskRunner
+	spec, err = resolveSpec(ctx, d.opts.Resolver, spec)
+	if err == nil {
+		var topics []string
+		if cls.Type == TypeSink && !d.opts.TopicTrackingDisabled {
+			topics = splitList(spec.TaskConfig[KeyTopics])
+		}
+		runner, err = d.in.NewTask(ctx, spec, &dtaskListener{d: d, t: dt, topics: topics})
 	}
-	runner, err := d.in.NewTask(ctx, spec, &dtaskListener{d: d, t: dt, topics: topics})
 	if err != nil {
 		d.log.Error("task failed to start", "task", id.String(), "error", err)
 		dt.failed.Store(true)

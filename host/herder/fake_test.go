@@ -113,7 +113,7 @@ func (f *fakeInstances) StartConnector(ctx context.Context, name string, class h
 		return nil, f.startErr
 	}
 	f.starts[name]++
-	c := &fakeConn{f: f, name: name, cb: cb, done: make(chan struct{})}
+	c := &fakeConn{f: f, name: name, cb: cb, done: make(chan struct{}), cfg: maps.Clone(cfg)}
 	f.conns[name] = c
 	return c, nil
 }
@@ -164,6 +164,7 @@ type fakeConn struct {
 	done     chan struct{}
 	once     sync.Once
 	crashMsg string
+	cfg      map[string]string // the config the connector was started with
 }
 
 func (c *fakeConn) TaskConfigs(_ context.Context, max int) ([]map[string]string, error) {

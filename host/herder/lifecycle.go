@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
 )
 
@@ -37,9 +38,13 @@ func (h *Standalone) startConnector(ctx context.Context, c *conn, forceTasks boo
 	c.trace = ""
 	c.mu.Unlock()
 
-	end := h.stages.begin("starting the connector " + c.name)
-	inst, err := h.in.StartConnector(ctx, c.name, class, cfg, &connCallbacks{h: h, c: c, gen: gen})
-	end()
+	cfg, err := h.opts.Resolver.Resolve(ctx, cfg)
+	var inst ConnectorInstance
+	if err == nil {
+		end := h.stages.begin("starting the connector " + c.name)
+		inst, err = h.in.StartConnector(ctx, c.name, class, cfg, &connCallbacks{h: h, c: c, gen: gen})
+		end()
+	}
 	if err != nil {
 		h.log.Error("connector failed to start", "connector", c.name, "error", err)
 		c.mu.Lock()
@@ -150,7 +155,7 @@ func (h *Standalone) reconfigureTasks(ctx context.Context, c *conn, force bool) 
 	if inst == nil || state == StateFailed {
 		return
 	}
-	maxTasks, enforce := tasksMax(cfg)
+	maxTasks, enforce := tasksMax(resolvedOrRaw(ctx, h.opts.Resolver, cfg))
 	end := h.stages.begin("generating task configurations for the connector " + c.name)
 	raw, err := inst.TaskConfigs(ctx, maxTasks)
 	end()
@@ -202,11 +207,15 @@ func (h *Standalone) reconfigureTasks(ctx context.Context, c *conn, force bool) 
 	h.log.Info("tasks started", "connector", c.name, "tasks", len(tasks))
 }
 
-// taskConfig is what a task is started with: the connector's answer plus
-// task.class and, for sinks, the connector's topics / topics.regex, as
-// Kafka's Worker adds them.
+// taskConfig is what a task is stored and started with: the connector's
+// answer plus task.class and, for sinks, the connector's topics /
+// topics.regex, as Kafka's Worker adds them. connCfg is the connector's
+// config as submitted: a key whose submitted value holds a variable gets it
+// back (Kafka's reverse transform), so the resolved secrets a connector
+// copies into its task configs are neither stored nor shown; the task's
+// start resolves them again.
 func taskConfig(raw map[string]string, class Class, connCfg map[string]string) map[string]string {
-	out := maps.Clone(raw)
+	out := configprovider.Unresolve(connCfg, raw)
 	if out == nil {
 		out = map[string]string{}
 	}
@@ -258,11 +267,15 @@ func (h *Standalone) startTask(ctx context.Context, c *conn, n int, cfg map[stri
 	spec := TaskSpec{ID: TaskID{Connector: c.name, Task: n}, Class: c.class, ConnectorConfig: maps.Clone(c.config), TaskConfig: maps.Clone(cfg)}
 	c.mu.Unlock()
 	t := &task{id: spec.ID, done: make(chan struct{}), state: state, attempt: attempt, started: time.Now()}
-	var topics []string
-	if spec.Class.Type == TypeSink && !h.opts.TopicTrackingDisabled {
-		topics = splitList(cfg[KeyTopics])
+	var runner TaskRunner
+	spec, err := resolveSpec(ctx, h.opts.Resolver, spec)
+	if err == nil {
+		var topics []string
+		if spec.Class.Type == TypeSink && !h.opts.TopicTrackingDisabled {
+			topics = splitList(spec.TaskConfig[KeyTopics])
+		}
+		runner, err = h.in.NewTask(ctx, spec, &taskListener{c: c, t: t, topics: topics})
 	}
-	runner, err := h.in.NewTask(ctx, spec, &taskListener{c: c, t: t, topics: topics})
 	if err != nil {
 		h.log.Error("task failed to start", "task", t.id.String(), "error", err)
 		t.state, t.trace = StateFailed, traceOf(err)

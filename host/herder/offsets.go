@@ -254,6 +254,10 @@ func (h *Standalone) alterSourceOffsets(ctx context.Context, name string, class 
 func (h *Standalone) askConnector(ctx context.Context, name string, class Class, cfg map[string]string, offsets *ConnectorOffsets) (bool, error) {
 	end := h.stages.begin("asking the connector " + name + " to modify its offsets")
 	defer end()
+	cfg, err := h.opts.Resolver.Resolve(ctx, cfg)
+	if err != nil {
+		return false, Errorf(ErrBadRequest, "%s", err.Error())
+	}
 	handled, err := h.in.AlterOffsets(ctx, class, cfg, offsets.Offsets)
 	if err == nil {
 		return handled, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/host/storage"
 )
 
@@ -70,6 +71,12 @@ type StandaloneOptions struct {
 	TaskShutdownTimeout time.Duration
 	// ConnectorStopTimeout bounds the stop of a connector instance.
 	ConnectorStopTimeout time.Duration
+
+	// Resolver replaces ${provider:path:key} variables (config.providers)
+	// in the configs connectors and tasks start with and in validation;
+	// stored and returned configs keep them as written. Nil resolves
+	// nothing.
+	Resolver *configprovider.Resolver
 
 	Logger hclog.Logger
 }

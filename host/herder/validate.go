@@ -29,7 +29,21 @@ func (h *Standalone) ValidateConfig(ctx context.Context, cfg map[string]string) 
 // of its transforms and predicates), the sink topic rules, the converters,
 // the client override policy, and the connector's own answer from its
 // plugin, merged into one ConfigInfos.
-func (h *Standalone) validate(ctx context.Context, cfg map[string]string) (*ConfigInfos, Class, error) {
+func (h *Standalone) validate(ctx context.Context, raw map[string]string) (*ConfigInfos, Class, error) {
+	// Validate what the connector would start with, as Kafka's
+	// AbstractHerder does; the answer shows the values as submitted.
+	cfg, err := h.opts.Resolver.Resolve(ctx, raw)
+	if err != nil {
+		return nil, Class{}, Errorf(ErrBadRequest, "%s", err.Error())
+	}
+	infos, class, err := h.validateResolved(ctx, cfg)
+	if infos != nil {
+		maskResolved(infos, raw, cfg)
+	}
+	return infos, class, err
+}
+
+func (h *Standalone) validateResolved(ctx context.Context, cfg map[string]string) (*ConfigInfos, Class, error) {
 	className := strings.TrimSpace(cfg[KeyConnectorClass])
 	if className == "" {
 		return nil, Class{}, Errorf(ErrBadRequest, "Connector config %s contains no connector type", javaMap(cfg))
