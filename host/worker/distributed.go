@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-io/sluice/host/cluster"
 	"github.com/sluice-io/sluice/host/config"
+	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/host/herder"
 	"github.com/sluice-io/sluice/host/logging"
 	"github.com/sluice-io/sluice/host/plugin"
@@ -34,8 +35,10 @@ type Distributed struct {
 	kcl     *kgo.Client
 	offsets *storage.KafkaOffsetStore
 	herder  *herder.Distributed
-	rest    *rest.Server
-	seeds   []string
+	// resolver resolves config variables of connector configs.
+	resolver *configprovider.Resolver
+	rest     *rest.Server
+	seeds    []string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -56,8 +59,14 @@ func NewDistributed(cfg *config.Worker, opts Options) (*Distributed, error) {
 		return nil, fmt.Errorf("loggers: %w", err)
 	}
 	w := &Distributed{cfg: cfg, opts: opts, loggers: loggers, log: loggers.Logger(logging.WorkerName), seeds: cfg.List(config.BootstrapServers)}
-	if cp := cfg.List(config.ConfigProviders); len(cp) > 0 {
-		w.log.Warn("config.providers are not applied yet: ${provider:path:key} placeholders reach connectors as written", "providers", cp)
+	// The providers of connector configs are the worker's own (its
+	// properties were resolved with them before validation).
+	w.resolver, err = configprovider.New(cfg.Props)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.ConfigProviders, err)
+	}
+	if a := w.resolver.Aliases(); len(a) > 0 {
+		w.log.Info("config providers", "aliases", a)
 	}
 	paths := cfg.List(config.PluginPath)
 	if dir := bundledDir(opts.BundledPlugins); dir != "" {
@@ -151,6 +160,7 @@ func (w *Distributed) Start(ctx context.Context) error {
 			TopicTrackingDisabled: !w.cfg.Bool(config.TopicTrackingEnable),
 			TopicResetDisabled:    !w.cfg.Bool(config.TopicTrackingAllowReset),
 			Logger:                w.loggers.Logger(logging.HerderName),
+			Resolver:              w.resolver,
 		},
 		Group:       group,
 		ConfigLog:   w.logConfig(topics.Config.Name, "configs"),

@@ -27,8 +27,13 @@
 // producer and topic are set up before the task runs). The herder lists
 // and validates transformations and predicates through transformCatalog.
 //
-// Not applied yet, accepted so existing files load: config.providers
-// (placeholders reach connectors as written), rest.extension.classes,
+// config.providers are built from the worker properties
+// (host/configprovider) and handed to the herder, which resolves
+// ${provider:path:key} variables when connectors and tasks start and when
+// configs are validated; config.action.reload and provider TTLs are
+// accepted but nothing reloads.
+//
+// Not applied yet, accepted so existing files load: rest.extension.classes,
 // response.http.headers.config, topic creation.
 //
 // Shutdown order: the REST API stops taking requests; every task gets Stop

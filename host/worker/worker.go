@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/host/config"
+	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/host/convert"
 	"github.com/sluice-io/sluice/host/herder"
 	"github.com/sluice-io/sluice/host/logging"
@@ -66,8 +67,10 @@ type Worker struct {
 	offsets *storage.FileOffsetStore
 	kcl     *kgo.Client
 	herder  *herder.Standalone
-	rest    *rest.Server
-	seeds   []string
+	// resolver resolves config variables of connector configs.
+	resolver *configprovider.Resolver
+	rest     *rest.Server
+	seeds    []string
 
 	shared sharedStats
 
@@ -99,8 +102,14 @@ func NewStandalone(cfg *config.Worker, opts Options) (*Worker, error) {
 	if classes := cfg.List(config.RestExtensionClasses); len(classes) > 0 {
 		w.log.Warn("rest.extension.classes are Java REST extensions and cannot run in Sluice; ignored", "classes", classes)
 	}
-	if cp := cfg.List(config.ConfigProviders); len(cp) > 0 {
-		w.log.Warn("config.providers are not applied yet: ${provider:path:key} placeholders reach connectors as written", "providers", cp)
+	// The providers of connector configs are the worker's own (its
+	// properties were resolved with them before validation).
+	w.resolver, err = configprovider.New(cfg.Props)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.ConfigProviders, err)
+	}
+	if a := w.resolver.Aliases(); len(a) > 0 {
+		w.log.Info("config providers", "aliases", a)
 	}
 
 	paths := cfg.List(config.PluginPath)
@@ -209,6 +218,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		TopicTrackingDisabled: !w.cfg.Bool(config.TopicTrackingEnable),
 		TopicResetDisabled:    !w.cfg.Bool(config.TopicTrackingAllowReset),
 		Logger:                w.loggers.Logger(logging.HerderName),
+		Resolver:              w.resolver,
 	})
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/sluice-io/sluice/host/config"
+	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/host/worker"
 )
 
@@ -123,6 +124,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// CONNECT_* variables apply here too, as for any worker.
 	for k, v := range config.EnvOverrides(os.Environ(), config.EnvPrefix) {
 		props[k] = v
+	}
+	props, _, err = configprovider.ResolveWorker(ctx, props)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice dev: %v\n", err)
+		return exitStartup
 	}
 	cfg, err := config.ParseWorker(props, true)
 	if err != nil {

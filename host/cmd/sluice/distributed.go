@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/sluice-io/sluice/host/config"
+	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/host/worker"
 )
 
@@ -29,7 +29,7 @@ func runDistributed(ctx context.Context, args []string, stdout, stderr io.Writer
 		fs.Usage()
 		return exitUsage
 	}
-	cfg, err := config.LoadWorker(fs.Arg(0), os.Environ(), false)
+	cfg, err := configprovider.LoadWorker(ctx, fs.Arg(0), os.Environ(), false)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice distributed: %v\n", err)
 		return exitStartup

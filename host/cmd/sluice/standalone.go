@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/host/config"
+	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/host/worker"
 )
 
@@ -34,7 +35,7 @@ func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fs.Usage()
 		return exitUsage
 	}
-	cfg, err := config.LoadWorker(fs.Arg(0), os.Environ(), true)
+	cfg, err := configprovider.LoadWorker(ctx, fs.Arg(0), os.Environ(), true)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice standalone: %v\n", err)
 		return exitStartup
