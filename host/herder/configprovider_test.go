@@ -1,0 +1,197 @@
+package herder_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/host/configprovider"
+	"github.com/sluice-io/sluice/host/herder"
+)
+
+const cpSecret = "hunter2-secret"
+
+// secretsFile writes a properties file and returns its path and a resolver
+// with a "file" provider.
+func secretsFile(t *testing.T) (string, *configprovider.Resolver) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "x.properties")
+	if err := os.WriteFile(path, []byte("topic=resolved-topic\nsecret="+cpSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := configprovider.New(map[string]string{"config.providers": "file", "config.providers.file.class": "FileConfigProvider"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, r
+}
+
+func TestStandaloneResolvesVariablesOnStartOnly(t *testing.T) {
+	path, r := secretsFile(t)
+	f := newFixtureWith(t, func(o *herder.StandaloneOptions) { o.Resolver = r })
+	ctx := ctxT(t)
+	topicVar, secretVar := "${file:"+path+":topic}", "${file:"+path+":secret}"
+	cfg := srcConfig("topic", topicVar, "secret", secretVar, "note", "${vault:x:y}")
+	// The connector copies its resolved topic into its task configs.
+	f.in.extra["src"] = map[string]string{"topic": "resolved-topic"}
+
+	info, _, err := f.h.PutConnectorConfig(ctx, "src", cfg, false, herder.TargetStarted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config["topic"] != topicVar || info.Config["secret"] != secretVar {
+		t.Fatalf("create answer %v", info.Config)
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+
+	started := f.in.conn("src").cfg
+	if started["topic"] != "resolved-topic" || started["secret"] != cpSecret || started["note"] != "${vault:x:y}" {
+		t.Fatalf("connector started with %v", started)
+	}
+	for _, id := range []string{"src-0", "src-1"} {
+		ts := f.in.task(id)
+		if ts.spec.ConnectorConfig["secret"] != cpSecret || ts.spec.TaskConfig["topic"] != "resolved-topic" {
+			t.Fatalf("%s started with connector config %v, task config %v", id, ts.spec.ConnectorConfig, ts.spec.TaskConfig)
+		}
+	}
+	got, _ := f.h.ConnectorConfig(ctx, "src")
+	if got["topic"] != topicVar || got["secret"] != secretVar {
+		t.Fatalf("GET config %v", got)
+	}
+	tasks, _ := f.h.TaskConfigs(ctx, "src")
+	if len(tasks) != 2 || tasks[0].Config["topic"] != topicVar {
+		t.Fatalf("GET tasks %+v", tasks)
+	}
+	ci, _ := f.h.ConnectorInfo(ctx, "src")
+	for k, v := range ci.Config {
+		if strings.Contains(v, cpSecret) || strings.Contains(v, "resolved-topic") {
+			t.Fatalf("GET connector shows %s=%s", k, v)
+		}
+	}
+}
+
+func TestStandaloneValidateResolves(t *testing.T) {
+	path, r := secretsFile(t)
+	f := newFixtureWith(t, func(o *herder.StandaloneOptions) { o.Resolver = r })
+	ctx := ctxT(t)
+	// topic is required: unresolved it would still be set, so use a key
+	// whose resolved value the validation would reject if unresolved:
+	// tasks.max must be an int.
+	intFile := filepath.Join(filepath.Dir(path), "n.properties")
+	if err := os.WriteFile(intFile, []byte("n=3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmVar := "${file:" + intFile + ":n}"
+	infos, err := f.h.ValidateConfig(ctx, srcConfig("name", "v", "tasks.max", tmVar, "secret", "${file:"+path+":secret}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if infos.ErrorCount != 0 {
+		for _, c := range infos.Configs {
+			if c.Value != nil && len(c.Value.Errors) > 0 {
+				t.Errorf("%s: %v", c.Value.Name, c.Value.Errors)
+			}
+		}
+		t.Fatalf("%d errors", infos.ErrorCount)
+	}
+	for _, c := range infos.Configs {
+		if c.Value != nil && c.Value.Value != nil && strings.Contains(*c.Value.Value, cpSecret) {
+			t.Fatalf("validate answer shows the secret in %s", c.Value.Name)
+		}
+		if c.Value != nil && c.Value.Name == "tasks.max" && (c.Value.Value == nil || *c.Value.Value != tmVar) {
+			t.Fatalf("tasks.max shown as %v", c.Value.Value)
+		}
+	}
+	// Unresolved it fails: the same config with a key the file lacks.
+	infos, err = f.h.ValidateConfig(ctx, srcConfig("name", "v", "tasks.max", "${file:"+intFile+":absent}"))
+	if err != nil || infos.ErrorCount == 0 {
+		t.Fatalf("unresolvable tasks.max: %v %+v", err, infos)
+	}
+	// A provider error fails validation, and with it the create, naming
+	// key, provider and path.
+	missing := filepath.Join(filepath.Dir(path), "missing.properties")
+	_, _, err = f.h.PutConnectorConfig(ctx, "bad", srcConfig("secret", "${file:"+missing+":secret}"), false, herder.TargetStarted)
+	herderErr(t, err, herder.ErrBadRequest, missing)
+	for _, s := range []string{"secret", "file"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Fatalf("error %q does not name %s", err, s)
+		}
+	}
+	if names, _ := f.h.Connectors(ctx); len(names) != 0 {
+		t.Fatalf("created %v", names)
+	}
+}
+
+func TestDistributedResolvesVariablesOnStartOnly(t *testing.T) {
+	path, r := secretsFile(t)
+	e := newDEnv(t)
+	e.resolver = r
+	in := newFakeInstances()
+	in.extra["src"] = map[string]string{"secret": cpSecret}
+	h := e.start("w1", in, false)
+	secretVar := "${file:" + path + ":secret}"
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig("secret", secretVar), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	if got := in.conn("src").cfg["secret"]; got != cpSecret {
+		t.Fatalf("connector started with secret %q", got)
+	}
+	if ts := in.task("src-1"); ts.spec.TaskConfig["secret"] != cpSecret || ts.spec.ConnectorConfig["secret"] != cpSecret {
+		t.Fatalf("task started with %v / %v", ts.spec.TaskConfig, ts.spec.ConnectorConfig)
+	}
+	tcs, err := h.TaskConfigs(ctxT(t), "src")
+	if err != nil || len(tcs) != 2 || tcs[0].Config["secret"] != secretVar {
+		t.Fatalf("task configs %+v %v", tcs, err)
+	}
+	if n := e.configTopicMentions(cpSecret); n != 0 {
+		t.Fatalf("the config topic holds the secret in %d records", n)
+	}
+	if n := e.configTopicMentions(secretVar); n < 2 {
+		t.Fatalf("the config topic holds the placeholder in %d records, want connector and task configs", n)
+	}
+}
+
+// configTopicMentions counts the config topic records whose value
+// contains s.
+func (e *dEnv) configTopicMentions(s string) int {
+	t := e.t
+	t.Helper()
+	ctx := ctxT(t)
+	cl, err := kgo.NewClient(append(e.opts[:len(e.opts):len(e.opts)], kgo.ConsumeTopics(dConfigTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, dConfigTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			left[o.Partition] = o.Offset
+		}
+	})
+	n := 0
+	for len(left) > 0 {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read the config topic: %v", ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset+1 >= left[r.Partition] {
+				delete(left, r.Partition)
+			}
+			if strings.Contains(string(r.Value), s) {
+				n++
+			}
+		})
+	}
+	return n
+}
+
