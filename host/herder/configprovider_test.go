@@ -194,4 +194,3 @@ func (e *dEnv) configTopicMentions(s string) int {
 	}
 	return n
 }
-
