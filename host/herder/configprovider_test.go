@@ -194,3 +194,27 @@ func (e *dEnv) configTopicMentions(s string) int {
 	}
 	return n
 }
+
+func TestValidateErrorsShowTheSubmittedConfig(t *testing.T) {
+	path, r := secretsFile(t)
+	f := newFixtureWith(t, func(o *herder.StandaloneOptions) { o.Resolver = r })
+	ctx := ctxT(t)
+	secretVar := "${file:" + path + ":secret}"
+	_, _, err := f.h.PutConnectorConfig(ctx, "x", map[string]string{"secret": secretVar}, false, herder.TargetStarted)
+	herderErr(t, err, herder.ErrBadRequest, secretVar)
+	if strings.Contains(err.Error(), cpSecret) {
+		t.Fatalf("error shows the secret: %v", err)
+	}
+	// A connector.class that is itself a variable: the message names the
+	// variable, not the resolved name.
+	clsFile := filepath.Join(filepath.Dir(path), "c.properties")
+	if err := os.WriteFile(clsFile, []byte("c=NoSuchSecretClass\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clsVar := "${file:" + clsFile + ":c}"
+	_, err = f.h.ValidateConfig(ctx, map[string]string{"connector.class": clsVar})
+	herderErr(t, err, nil, clsVar)
+	if strings.Contains(err.Error(), "NoSuchSecretClass") {
+		t.Fatalf("error shows the resolved class: %v", err)
+	}
+}

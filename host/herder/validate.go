@@ -36,21 +36,23 @@ func (h *Standalone) validate(ctx context.Context, raw map[string]string) (*Conf
 	if err != nil {
 		return nil, Class{}, Errorf(ErrBadRequest, "%s", err.Error())
 	}
-	infos, class, err := h.validateResolved(ctx, cfg)
+	infos, class, err := h.validateResolved(ctx, raw, cfg)
 	if infos != nil {
 		maskResolved(infos, raw, cfg)
 	}
 	return infos, class, err
 }
 
-func (h *Standalone) validateResolved(ctx context.Context, cfg map[string]string) (*ConfigInfos, Class, error) {
+// validateResolved validates cfg, the resolved form of raw; messages that
+// quote the config are built from raw, as submitted.
+func (h *Standalone) validateResolved(ctx context.Context, raw, cfg map[string]string) (*ConfigInfos, Class, error) {
 	className := strings.TrimSpace(cfg[KeyConnectorClass])
 	if className == "" {
-		return nil, Class{}, Errorf(ErrBadRequest, "Connector config %s contains no connector type", javaMap(cfg))
+		return nil, Class{}, Errorf(ErrBadRequest, "Connector config %s contains no connector type", javaMap(raw))
 	}
 	class, err := h.in.Lookup(ctx, className)
 	if err != nil {
-		return nil, Class{}, h.lookupError(className, err)
+		return nil, Class{}, h.lookupError(strings.TrimSpace(raw[KeyConnectorClass]), err)
 	}
 
 	end := h.stages.begin("performing multi-property validation for the connector")
