@@ -1,6 +1,8 @@
 package herder_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,4 +219,102 @@ func TestValidateErrorsShowTheSubmittedConfig(t *testing.T) {
 	if strings.Contains(err.Error(), "NoSuchSecretClass") {
 		t.Fatalf("error shows the resolved class: %v", err)
 	}
+}
+
+// dirSecrets writes files into a directory for a "dir" provider.
+func dirSecrets(t *testing.T, r *configprovider.Resolver, files map[string]string) (string, *configprovider.Resolver) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, r.With("dir", &configprovider.DirectoryProvider{})
+}
+
+// noneContain fails when any value, error or recommended value of the
+// answer contains s.
+func noneContain(t *testing.T, infos *herder.ConfigInfos, s string) {
+	t.Helper()
+	for _, c := range infos.Configs {
+		v := c.Value
+		if v == nil {
+			continue
+		}
+		all := append(append([]string{}, v.Errors...), v.RecommendedValues...)
+		if v.Value != nil {
+			all = append(all, *v.Value)
+		}
+		for _, x := range all {
+			if strings.Contains(x, s) {
+				t.Errorf("%s shows %q: %q", v.Name, s, x)
+			}
+		}
+	}
+}
+
+func TestValidateMasksTrimmedAndCrossKeyValues(t *testing.T) {
+	_, r := secretsFile(t)
+	dir, r := dirSecrets(t, r, map[string]string{"topic": "dir-secret-topic\n", "flag": "schemas-secret-flag"})
+	var convCalls int
+	f := newFixtureWith(t, func(o *herder.StandaloneOptions) {
+		o.Resolver = r
+		o.Converters = func(prop, class string, cfg map[string]string) error {
+			if prop != "value.converter" {
+				return nil
+			}
+			convCalls++
+			// A converter complaining about another key's resolved
+			// value, and quoting the trimmed topic.
+			return fmt.Errorf("Invalid value %s for schemas.enable (topic %s)", cfg["value.converter.schemas.enable"], strings.TrimSpace(cfg["topic"]))
+		}
+	})
+	topicVar, flagVar := "${dir:"+dir+":topic}", "${dir:"+dir+":flag}"
+	infos, err := f.h.ValidateConfig(ctxT(t), srcConfig("topic", topicVar,
+		"value.converter", "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter.schemas.enable", flagVar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if convCalls != 1 {
+		t.Fatalf("converter checked %d times", convCalls)
+	}
+	noneContain(t, infos, "dir-secret-topic")
+	noneContain(t, infos, "schemas-secret-flag")
+	var convErr string
+	for _, c := range infos.Configs {
+		if c.Value != nil && c.Value.Name == "value.converter" && len(c.Value.Errors) == 1 {
+			convErr = c.Value.Errors[0]
+		}
+		if c.Value != nil && c.Value.Name == "topic" && (c.Value.Value == nil || *c.Value.Value != topicVar) {
+			t.Errorf("topic shown as %v", c.Value.Value)
+		}
+	}
+	if want := "Invalid value " + flagVar + " for schemas.enable (topic " + topicVar + ")"; convErr != want {
+		t.Fatalf("converter error %q, want %q", convErr, want)
+	}
+}
+
+func TestValidateMasksPluginErrors(t *testing.T) {
+	path, r := secretsFile(t)
+	f := newFixtureWith(t, func(o *herder.StandaloneOptions) { o.Resolver = r })
+	f.in.validateErr = func(cfg map[string]string) error {
+		return fmt.Errorf("login refused for password %s", cfg["secret"])
+	}
+	secretVar := "${file:" + path + ":secret}"
+	_, err := f.h.ValidateConfig(ctxT(t), srcConfig("secret", secretVar))
+	herderErr(t, err, nil, "login refused for password "+secretVar)
+	if strings.Contains(err.Error(), cpSecret) || errors.Is(err, herder.ErrBadRequest) {
+		t.Fatalf("plugin error %q (bad request: %v)", err, errors.Is(err, herder.ErrBadRequest))
+	}
+	// A short resolved value is replaced only where it stands alone, not
+	// inside other words.
+	short := filepath.Join(filepath.Dir(path), "s.properties")
+	if err := os.WriteFile(short, []byte("n=on\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.in.validateErr = func(cfg map[string]string) error { return errors.New("connection refused") }
+	_, err = f.h.ValidateConfig(ctxT(t), srcConfig("flag", "${file:"+short+":n}"))
+	herderErr(t, err, nil, "connection refused")
 }

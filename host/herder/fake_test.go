@@ -53,6 +53,8 @@ type fakeInstances struct {
 	// they start; taskRuns records when each task's runners were built.
 	failRuns map[string]int
 	taskRuns map[string][]time.Time
+	// validateErr, when set, is the plugin's answer to a validate call.
+	validateErr func(cfg map[string]string) error
 }
 
 func newFakeInstances() *fakeInstances {
@@ -88,6 +90,9 @@ func (f *fakeInstances) Lookup(_ context.Context, name string) (herder.Class, er
 }
 
 func (f *fakeInstances) Validate(ctx context.Context, class herder.Class, cfg map[string]string) ([]*pluginv1.ConfigValue, error) {
+	if f.validateErr != nil {
+		return nil, f.validateErr(cfg)
+	}
 	switch class.Name {
 	case srcClass:
 		return config.ConfigValuesProto(srcDef().Validate(cfg)), nil

@@ -1,7 +1,11 @@
 package herder
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/sluice-io/sluice/host/configprovider"
@@ -36,27 +40,113 @@ func resolvedOrRaw(ctx context.Context, r *configprovider.Resolver, cfg map[stri
 	return cfg
 }
 
-// maskResolved puts the submitted value back in place of each resolved one
-// in a validation answer, and in its error messages, so a secret never
-// reaches the REST client.
-func maskResolved(infos *ConfigInfos, raw, resolved map[string]string) {
+// minMaskInText is the shortest resolved value replaced inside longer
+// text. A shorter one ("1", "on", "abc") occurs by chance in unrelated
+// words and numbers, and replacing it there would garble the message while
+// hiding next to nothing; such a value is still replaced where it is a
+// whole value, error or recommended value on its own.
+const minMaskInText = 4
+
+// masker puts the submitted text back in place of resolved values.
+type masker struct {
+	pairs []maskPair // longest resolved text first
+}
+
+type maskPair struct{ resolved, raw string }
+
+// newMasker collects, for every key whose submitted value differs from its
+// resolved one, the resolved value and its trimmed form (validation trims
+// values and reformats lists, so the trimmed form is what comes back),
+// each mapped to the submitted value.
+func newMasker(raw, resolved map[string]string) *masker {
+	seen := map[string]bool{}
+	m := &masker{}
+	add := func(res, rv string) {
+		if res == "" || res == rv || seen[res] {
+			return
+		}
+		seen[res] = true
+		m.pairs = append(m.pairs, maskPair{res, rv})
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		rv, res := raw[k], resolved[k]
+		if rv == res {
+			continue
+		}
+		add(res, rv)
+		add(strings.TrimSpace(res), rv)
+	}
+	slices.SortStableFunc(m.pairs, func(a, b maskPair) int { return cmp.Compare(len(b.resolved), len(a.resolved)) })
+	return m
+}
+
+// text masks s: a whole match of any resolved value first, then every
+// occurrence of those at least minMaskInText long, longest first, in one
+// pass so a replacement is never itself rewritten.
+func (m *masker) text(s string) string {
+	if m == nil || len(m.pairs) == 0 || s == "" {
+		return s
+	}
+	for _, p := range m.pairs {
+		if s == p.resolved {
+			return p.raw
+		}
+	}
+	var args []string
+	for _, p := range m.pairs {
+		if len(p.resolved) >= minMaskInText {
+			args = append(args, p.resolved, p.raw)
+		}
+	}
+	if len(args) == 0 {
+		return s
+	}
+	// strings.Replacer tries its old strings in argument order at each
+	// position, so the longest resolved value wins.
+	return strings.NewReplacer(args...).Replace(s)
+}
+
+// infos masks every value, error and recommended value of a validation
+// answer.
+func (m *masker) infos(infos *ConfigInfos) {
 	for _, ci := range infos.Configs {
 		v := ci.Value
 		if v == nil {
 			continue
 		}
-		rv, ok := raw[v.Name]
-		if !ok || rv == resolved[v.Name] {
-			continue
-		}
-		if v.Value != nil && *v.Value == resolved[v.Name] {
-			s := rv
+		if v.Value != nil {
+			s := m.text(*v.Value)
 			v.Value = &s
 		}
-		if secret := resolved[v.Name]; secret != "" {
-			for i, e := range v.Errors {
-				v.Errors[i] = strings.ReplaceAll(e, secret, rv)
-			}
+		for i, e := range v.Errors {
+			v.Errors[i] = m.text(e)
+		}
+		for i, r := range v.RecommendedValues {
+			v.RecommendedValues[i] = m.text(r)
 		}
 	}
 }
+
+// err masks an error's text. The result keeps the kinds errors.Is finds in
+// err, but not its values (errors.As would find the unmasked message).
+func (m *masker) err(err error) error {
+	if err == nil || m == nil || len(m.pairs) == 0 {
+		return err
+	}
+	msg := m.text(err.Error())
+	var he *Error
+	if errors.As(err, &he) {
+		return &Error{Kind: he.Kind, Message: msg}
+	}
+	return &maskedError{msg: msg, cause: err}
+}
+
+type maskedError struct {
+	msg   string
+	cause error
+}
+
+func (e *maskedError) Error() string        { return e.msg }
+func (e *maskedError) Is(target error) bool { return errors.Is(e.cause, target) }
+func (e *maskedError) Unwrap() error        { return nil }
+func (e *maskedError) As(_ any) bool        { return false }

@@ -36,11 +36,15 @@ func (h *Standalone) validate(ctx context.Context, raw map[string]string) (*Conf
 	if err != nil {
 		return nil, Class{}, Errorf(ErrBadRequest, "%s", err.Error())
 	}
+	// The answer and any error show submitted text in place of every
+	// resolved value: the plugin, converters and transforms saw (and may
+	// quote) the resolved config.
 	infos, class, err := h.validateResolved(ctx, raw, cfg)
+	m := newMasker(raw, cfg)
 	if infos != nil {
-		maskResolved(infos, raw, cfg)
+		m.infos(infos)
 	}
-	return infos, class, err
+	return infos, class, m.err(err)
 }
 
 // validateResolved validates cfg, the resolved form of raw; messages that
