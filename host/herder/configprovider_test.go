@@ -318,3 +318,41 @@ func TestValidateMasksPluginErrors(t *testing.T) {
 	_, err = f.h.ValidateConfig(ctxT(t), srcConfig("flag", "${file:"+short+":n}"))
 	herderErr(t, err, nil, "connection refused")
 }
+
+func TestSinkOffsetsUseTheResolvedGroup(t *testing.T) {
+	path, r := secretsFile(t)
+	gFile := filepath.Join(filepath.Dir(path), "g.properties")
+	if err := os.WriteFile(gFile, []byte("g=resolved-group\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureWith(t, func(o *herder.StandaloneOptions) { o.Resolver = r })
+	ctx := ctxT(t)
+	cfg := map[string]string{"connector.class": sinkClass, "topics": "t", "consumer.override.group.id": "${file:" + gFile + ":g}"}
+	if _, _, err := f.h.PutConnectorConfig(ctx, "snk", cfg, false, herder.TargetStopped); err != nil {
+		t.Fatal(err)
+	}
+	f.groups.offsets["resolved-group"] = map[string]map[int32]int64{"t": {0: 3}}
+	got, err := f.h.ConnectorOffsets(ctx, "snk")
+	if err != nil || len(got.Offsets) != 1 || got.Offsets[0].Offset["kafka_offset"] != int64(3) {
+		t.Fatalf("GET offsets %+v %v", got, err)
+	}
+	body := &herder.ConnectorOffsets{Offsets: []herder.ConnectorOffset{
+		{Partition: map[string]any{"kafka_topic": "t", "kafka_partition": 1}, Offset: map[string]any{"kafka_offset": 9}},
+	}}
+	if _, err := f.h.AlterConnectorOffsets(ctx, "snk", body); err != nil {
+		t.Fatal(err)
+	}
+	f.groups.mu.Lock()
+	if n := len(f.groups.offsets); n != 1 || f.groups.offsets["resolved-group"]["t"][1] != 9 {
+		t.Errorf("after PATCH the groups are %v", f.groups.offsets)
+	}
+	f.groups.mu.Unlock()
+	if _, err := f.h.ResetConnectorOffsets(ctx, "snk"); err != nil {
+		t.Fatal(err)
+	}
+	f.groups.mu.Lock()
+	defer f.groups.mu.Unlock()
+	if len(f.groups.offsets) != 0 {
+		t.Fatalf("after DELETE the groups are %v", f.groups.offsets)
+	}
+}

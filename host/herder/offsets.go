@@ -24,6 +24,23 @@ func SinkGroup(name string, cfg map[string]string) string {
 	return "connect-" + name
 }
 
+// sinkGroup is SinkGroup of the resolved config: the group the sink's tasks
+// consume with (they start with resolved configs), so that a
+// consumer.override.group.id held in a variable addresses the same group
+// here as in the tasks. A resolution error names key, provider and path.
+func (h *Standalone) sinkGroup(ctx context.Context, name string, cfg map[string]string) (string, error) {
+	key := ConsumerOverridePrefix + "group.id"
+	v, ok := cfg[key]
+	if !ok {
+		return SinkGroup(name, cfg), nil
+	}
+	res, err := h.opts.Resolver.Resolve(ctx, map[string]string{key: v})
+	if err != nil {
+		return "", Errorf(ErrBadRequest, "consumer group of connector %s: %s", name, err.Error())
+	}
+	return SinkGroup(name, res), nil
+}
+
 // ConnectorOffsets implements Herder (KIP-875): in any state; a sink's come
 // from its consumer group, a source's from the offset store.
 func (h *Standalone) ConnectorOffsets(ctx context.Context, name string) (*ConnectorOffsets, error) {
@@ -70,7 +87,10 @@ func (h *Standalone) sinkOffsets(ctx context.Context, name string, cfg map[strin
 	if h.opts.Groups == nil {
 		return nil, fmt.Errorf("sink connector offsets of %s: no Kafka admin client", name)
 	}
-	group := SinkGroup(name, cfg)
+	group, err := h.sinkGroup(ctx, name, cfg)
+	if err != nil {
+		return nil, err
+	}
 	offs, err := h.opts.Groups.Offsets(ctx, group)
 	if err != nil {
 		return nil, fmt.Errorf("read offsets of consumer group %s of connector %s: %w", group, name, err)
@@ -153,7 +173,10 @@ func (h *Standalone) resetOffsets(ctx context.Context, name string, class Class,
 		return "", err
 	}
 	if class.Type == TypeSink {
-		group := SinkGroup(name, cfg)
+		group, err := h.sinkGroup(ctx, name, cfg)
+		if err != nil {
+			return "", err
+		}
 		if err := h.checkNoMembers(ctx, name, group); err != nil {
 			return "", err
 		}
@@ -196,7 +219,10 @@ func (h *Standalone) alterSinkOffsets(ctx context.Context, name string, class Cl
 	if h.opts.Groups == nil {
 		return "", fmt.Errorf("alter offsets of sink connector %s: no Kafka admin client", name)
 	}
-	group := SinkGroup(name, cfg)
+	group, err := h.sinkGroup(ctx, name, cfg)
+	if err != nil {
+		return "", err
+	}
 	if err := h.checkNoMembers(ctx, name, group); err != nil {
 		return "", err
 	}
