@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -373,5 +375,111 @@ func TestLoadWorker(t *testing.T) {
 	_, err = LoadWorker(context.Background(), wp, []string{"CONNECT_CONFIG_PROVIDERS_FILE_CLASS=com.example.Nope"}, true)
 	if err == nil || !strings.Contains(err.Error(), "config.providers.file.class") || !strings.Contains(err.Error(), "com.example.Nope") {
 		t.Fatalf("unknown class: %v", err)
+	}
+}
+
+// getWithin runs p.Get and fails the test if it does not answer within a
+// few seconds (a FIFO opened for reading blocks until a writer comes).
+func getWithin(t *testing.T, p Provider, path string, keys []string) (map[string]string, error) {
+	t.Helper()
+	type answer struct {
+		m   map[string]string
+		err error
+	}
+	ch := make(chan answer, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		m, err := p.Get(ctx, path, keys)
+		ch <- answer{m, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.m, a.err
+	case <-time.After(3 * time.Second):
+		// Unblock the reader so the goroutine ends.
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Fatalf("Get %s did not answer", path)
+		return nil, nil
+	}
+}
+
+func TestFileProviderRefusesNonRegularAndLargeFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.properties")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big")
+	writeFile(t, big, "k="+strings.Repeat("x", MaxFileBytes)+"\n")
+	p := &FileProvider{}
+	_, err := getWithin(t, p, fifo, []string{"k"})
+	if err == nil || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("FIFO: %v", err)
+	}
+	_, err = getWithin(t, p, big, []string{"k"})
+	if err == nil || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "1048576 bytes") || strings.Contains(err.Error(), "xxxx") {
+		t.Fatalf("large file: %v", err)
+	}
+	// The Directory provider skips a FIFO (not a regular file, as Kafka
+	// does) and refuses a large file.
+	writeFile(t, filepath.Join(dir, "ok"), "v")
+	d := &DirectoryProvider{}
+	got, err := getWithin(t, d, dir, []string{"fifo.properties", "ok"})
+	if err != nil || len(got) != 1 || got["ok"] != "v" {
+		t.Fatalf("directory with a FIFO: %v %v", got, err)
+	}
+	_, err = getWithin(t, d, dir, []string{"big"})
+	if err == nil || !strings.Contains(err.Error(), "big in "+dir) || !strings.Contains(err.Error(), "1048576 bytes") {
+		t.Fatalf("directory large file: %v", err)
+	}
+}
+
+func TestAllowedPathsFollowSymlinks(t *testing.T) {
+	root := t.TempDir()
+	allowed, outside := filepath.Join(root, "allowed"), filepath.Join(root, "outside")
+	for _, d := range []string{allowed, outside} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(d, "a.properties"), "k=v-"+filepath.Base(d)+"\n")
+		writeFile(t, filepath.Join(d, "k"), "v-"+filepath.Base(d))
+	}
+	link := func(target, name string) string {
+		l := filepath.Join(allowed, name)
+		if err := os.Symlink(target, l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	outFile, inFile := link(filepath.Join(outside, "a.properties"), "out.properties"), link(filepath.Join(allowed, "a.properties"), "in.properties")
+	outDir := link(outside, "outdir")
+	link(filepath.Join(outside, "k"), "klink")
+	for _, class := range []string{FileClass, DirectoryClass} {
+		p, err := NewProvider(class, map[string]string{ParamAllowedPaths: allowed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		okPath, badPath, key := inFile, outFile, "k"
+		if class == DirectoryClass {
+			okPath, badPath = allowed, outDir
+		}
+		got, err := p.Get(context.Background(), okPath, []string{key})
+		if err != nil || got[key] != "v-allowed" {
+			t.Fatalf("%s: link inside: %v %v", class, got, err)
+		}
+		got, err = p.Get(context.Background(), badPath, []string{key})
+		if err == nil || !strings.Contains(err.Error(), badPath) || !strings.Contains(err.Error(), ParamAllowedPaths) {
+			t.Fatalf("%s: link outside %s: %v %v", class, badPath, got, err)
+		}
+		if class == DirectoryClass {
+			// A file in an allowed directory that links out.
+			got, err = p.Get(context.Background(), allowed, []string{"klink"})
+			if err == nil || !strings.Contains(err.Error(), ParamAllowedPaths) {
+				t.Fatalf("directory entry linking out: %v %v", got, err)
+			}
+		}
 	}
 }

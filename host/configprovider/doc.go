@@ -18,11 +18,19 @@
 //
 // File and Directory take KIP-993's allowed.paths parameter: absolute paths,
 // comma-separated, that must exist when the worker starts; a requested path
-// is cleaned (".." removed, symlinks not followed) and must then lie at or
-// under one of them, component by component. Kafka logs a warning and
+// is cleaned (".." removed) and must then lie at or under one of them,
+// component by component, both as written and with its symbolic links
+// resolved (the allowed paths' links are resolved at start), so a link
+// inside an allowed directory cannot lead out of it; the resolved path is
+// the one read. Kafka logs a warning and
 // resolves nothing for a path outside them; Sluice refuses it with an error
 // naming the path, so a connector never starts with a placeholder where a
 // secret was meant to be.
+//
+// Both read regular files only, of at most MaxFileBytes (1 MiB): a FIFO,
+// a device or a larger file is refused with an error naming the path (the
+// Directory provider skips a key naming something not a regular file, as
+// Kafka does), so a read neither blocks nor grows without bound.
 //
 // Resolution follows ConfigTransformer: a variable is ${provider:path:key}
 // or ${provider:key} (the path then empty), matched by Kafka's pattern; each
