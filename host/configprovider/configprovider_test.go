@@ -483,3 +483,35 @@ func TestAllowedPathsFollowSymlinks(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadWorkerErrorShowsVariables(t *testing.T) {
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "s.properties")
+	writeFile(t, secrets, "l=bogus-secret-listener\n")
+	props := filepath.Join(dir, "worker.properties")
+	v := "${file:" + secrets + ":l}"
+	writeFile(t, props, "bootstrap.servers=localhost:9092\nkey.converter=org.apache.kafka.connect.storage.StringConverter\nvalue.converter=org.apache.kafka.connect.storage.StringConverter\noffset.storage.file.filename="+filepath.Join(dir, "offsets")+
+		"\nconfig.providers=file\nconfig.providers.file.class=FileConfigProvider\nlisteners="+v+"\n")
+	_, err := LoadWorker(context.Background(), props, nil, true)
+	if err == nil || strings.Contains(err.Error(), "bogus-secret-listener") || !strings.Contains(err.Error(), "Invalid value "+v) {
+		t.Fatalf("LoadWorker: %v", err)
+	}
+}
+
+func TestMasker(t *testing.T) {
+	m := NewMasker(
+		map[string]string{"a": "${x:a}", "b": "${x:b}", "short": "${x:s}", "same": "plain"},
+		map[string]string{"a": "  secret-long  \n", "b": "secret", "short": "on", "same": "plain"})
+	for in, want := range map[string]string{
+		"value secret-long here":   "value ${x:a} here", // trimmed form, longest first
+		"  secret-long  \n":        "${x:a}",            // whole value
+		"bad secret and secretive": "bad ${x:b} and ${x:b}ive",
+		"connection on":            "connection on", // short: only as a whole
+		"on":                       "${x:s}",
+		"plain":                    "plain",
+	} {
+		if got := m.Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -18,13 +18,15 @@ func LoadWorker(ctx context.Context, path string, environ []string, standalone b
 	if err != nil {
 		return nil, err
 	}
-	props, _, err = ResolveWorker(ctx, props)
+	resolved, _, err := ResolveWorker(ctx, props)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	w, err := config.ParseWorker(props, standalone)
+	w, err := config.ParseWorker(resolved, standalone)
 	if err != nil {
-		return nil, fmt.Errorf("worker config %s: %w", path, err)
+		// Validation messages quote values: show the variables as
+		// written, not what they resolved to.
+		return nil, fmt.Errorf("worker config %s: %s", path, NewMasker(props, resolved).Text(err.Error()))
 	}
 	return w, nil
 }
