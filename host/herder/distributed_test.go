@@ -193,15 +193,36 @@ type statusRecord struct {
 // statusRecords reads the status topic from the start to its current end
 // with a client of its own and returns the records of key, in order.
 func (e *dEnv) statusRecords(key string) []statusRecord {
+	e.t.Helper()
+	var byPart = map[int32][]statusRecord{}
+	var part int32 = -1
+	e.eachRecord(dStatusTopic, func(r *kgo.Record) {
+		if string(r.Key) != key || r.Value == nil {
+			return
+		}
+		var s statusRecord
+		if err := json.Unmarshal(r.Value, &s); err != nil {
+			e.t.Fatalf("status record %s: %v", r.Value, err)
+		}
+		part = r.Partition
+		byPart[r.Partition] = append(byPart[r.Partition], s)
+	})
+	// One key lives in one partition: its records are in write order.
+	return byPart[part]
+}
+
+// eachRecord calls fn with every record topic holds now, from the start,
+// in order within each partition.
+func (e *dEnv) eachRecord(topic string, fn func(*kgo.Record)) {
 	t := e.t
 	t.Helper()
 	ctx := ctxT(t)
-	cl, err := kgo.NewClient(append(slices.Clone(e.opts), kgo.ConsumeTopics(dStatusTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	cl, err := kgo.NewClient(append(slices.Clone(e.opts), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, dStatusTopic)
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,30 +232,18 @@ func (e *dEnv) statusRecords(key string) []statusRecord {
 			left[o.Partition] = o.Offset
 		}
 	})
-	var byPart = map[int32][]statusRecord{}
-	var part int32 = -1
 	for len(left) > 0 {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("read the status topic: %v", ctx.Err())
+			t.Fatalf("read %s: %v", topic, ctx.Err())
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			if r.Offset+1 >= left[r.Partition] {
 				delete(left, r.Partition)
 			}
-			if string(r.Key) != key || r.Value == nil {
-				return
-			}
-			var s statusRecord
-			if err := json.Unmarshal(r.Value, &s); err != nil {
-				t.Fatalf("status record %s: %v", r.Value, err)
-			}
-			part = r.Partition
-			byPart[r.Partition] = append(byPart[r.Partition], s)
+			fn(r)
 		})
 	}
-	// One key lives in one partition: its records are in write order.
-	return byPart[part]
 }
 
 // waitStatusTail waits until the last status records of key are states.
