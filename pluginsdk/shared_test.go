@@ -3,6 +3,7 @@ package pluginsdk
 import (
 	"bytes"
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -198,24 +199,7 @@ func TestPutThroughSharedMemory(t *testing.T) {
 			}
 		}
 	}
-	// Bytes that are not a PutRequest, and records that do not convert.
-	if _, err := file.WriteAt(bytes.Repeat([]byte{0xFF}, 64), 0); err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.SinkTask.Put(ctx, &pluginv1.PutRequest{Shared: &pluginv1.SharedBatch{Length: 64}})
-	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "put: decode shared batch (64 bytes): proto:") {
-		t.Fatalf("garbage: %v", err)
-	}
-	bad := &pluginv1.PutRequest{Records: []*pluginv1.SinkRecord{{Value: &pluginv1.Data{Schema: 3, Kind: &pluginv1.Data_Value{Value: &pluginv1.Value{}}}}}}
-	ref, _ := region.Place(bad)
-	_, err = c.SinkTask.Put(ctx, &pluginv1.PutRequest{Shared: ref})
-	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "put: decode records: sink record 0 (-0@0): value: schema reference 3 outside the batch's table of 0") {
-		t.Fatalf("bad reference: %v", err)
-	}
-	_, err = c.SinkTask.Put(ctx, &pluginv1.PutRequest{Shared: &pluginv1.SharedBatch{Offset: 1 << 20, Length: 1}})
-	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "put: shared batch at offset 1048576, 1 bytes long, lies outside") {
-		t.Fatalf("reference outside the region: %v", err)
-	}
+	checkBadSharedPuts(t, c, region, file)
 	if len(got) != 3 {
 		t.Fatalf("the task got %d batches, want 3", len(got))
 	}
@@ -308,6 +292,25 @@ func TestPutBorrowedFromSharedMemory(t *testing.T) {
 	check(20, 300, true)
 	borrows.Store(func() bool { return true })
 
+	checkBadSharedPuts(t, c, region, file)
+	var err error
+	borrows.Store(func() bool { panic("undecided") })
+	err = put(500)
+	if err == nil || !strings.Contains(err.Error(), "borrows records") || !strings.Contains(err.Error(), "undecided") {
+		t.Fatalf("panicking BorrowsRecords: %v", err)
+	}
+	if len(got) != 40 {
+		t.Fatalf("the task got %d records, want 40", len(got))
+	}
+}
+
+// checkBadSharedPuts puts, through the region of a 1 MiB shared file, bytes
+// that are not a PutRequest, records that do not convert and a reference
+// outside the region, and fails unless each is refused as INVALID_ARGUMENT
+// with the error that names it.
+func checkBadSharedPuts(t *testing.T, c *wire.Clients, region *wire.SharedRegion, file *os.File) {
+	t.Helper()
+	ctx := callCtx(t)
 	if _, err := file.WriteAt(bytes.Repeat([]byte{0xFF}, 64), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -324,13 +327,5 @@ func TestPutBorrowedFromSharedMemory(t *testing.T) {
 	_, err = c.SinkTask.Put(ctx, &pluginv1.PutRequest{Shared: &pluginv1.SharedBatch{Offset: 1 << 20, Length: 1}})
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "put: shared batch at offset 1048576, 1 bytes long, lies outside") {
 		t.Fatalf("reference outside the region: %v", err)
-	}
-	borrows.Store(func() bool { panic("undecided") })
-	err = put(500)
-	if err == nil || !strings.Contains(err.Error(), "borrows records") || !strings.Contains(err.Error(), "undecided") {
-		t.Fatalf("panicking BorrowsRecords: %v", err)
-	}
-	if len(got) != 40 {
-		t.Fatalf("the task got %d records, want 40", len(got))
 	}
 }
