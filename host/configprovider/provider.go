@@ -231,7 +231,12 @@ func (p *DirectoryProvider) Get(ctx context.Context, path string, keys []string)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.ReadDir(dir); err != nil {
+	// Only that it is a directory: the keys name the files to read.
+	st, err := os.Stat(dir)
+	if err == nil && !st.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
