@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -100,8 +101,14 @@ func (b *SinkBatch) Add(r *data.SinkRecord) error {
 func (b *SinkBatch) writeTo(dst []byte) bool {
 	table := len(b.schemas.table)
 	w := pollWriter{b: dst, p: len(dst), schemas: &b.schemas}
+	var valid string // a topic found to be valid UTF-8
 	for i := len(b.recs) - 1; i >= 0; i-- {
-		if w.sinkRecord(b.recs[i]) != nil {
+		r := b.recs[i]
+		if p, ok := writeBytesRecord(dst, w.p, r, &b.schemas, &valid); ok {
+			w.p = p
+			continue
+		}
+		if w.sinkRecord(r) != nil {
 			b.schemas.truncate(table)
 			return false
 		}
@@ -288,4 +295,198 @@ func plainStringSize(s string) int {
 		return 0
 	}
 	return sizeLen(len(s))
+}
+
+// The shapes of a key or value in a bytes-shaped record (bytesRecordSize):
+// absent (no schema, no value), raw bytes, or a BYTES schema with a null
+// (an empty Value) or a []byte (nil included: an empty bytes_value).
+type dataShape uint8
+
+const (
+	shapeAbsent dataShape = iota
+	shapeRaw
+	shapeNull
+	shapeBytes
+)
+
+// bytesDataOf classifies a key or value as bytesDataSize does; ok is false
+// for any other shape. The schema of a null or a []byte gets its table
+// reference.
+func bytesDataOf(s *data.Schema, v any, schemas *SchemaEncoder) (kind dataShape, b []byte, ref uint32, ok bool) {
+	switch x := v.(type) {
+	case data.Raw:
+		return shapeRaw, x, 0, true
+	case nil:
+		if s == nil {
+			return shapeAbsent, nil, 0, true
+		}
+		kind = shapeNull
+	case []byte:
+		kind, b = shapeBytes, x
+	default:
+		return 0, nil, 0, false
+	}
+	if s != data.BytesSchema && s != data.OptionalBytesSchema {
+		return 0, nil, 0, false
+	}
+	ref, err := schemas.Ref(s)
+	if err != nil {
+		return 0, nil, 0, false
+	}
+	return kind, b, ref, true
+}
+
+// bytesRecordSlack bounds the bytes a bytes-shaped record takes beyond
+// its topics, key and value: its tags and varints, at most 11 bytes each
+// for the 15 fields and messages it may hold (5 varints, 2 strings, the
+// record, and 4 in each of key and value).
+const bytesRecordSlack = 15 * 11
+
+// writeBytesRecord writes r, a record of the shape bytesRecordSize sizes,
+// ending at dst[p], as sinkRecord writes it (back to front), and returns
+// where it starts. It writes the same bytes with plain code for the one
+// shape: no walk through the general writer's steps. ok is false, nothing
+// written, for any other shape, a topic that is not valid UTF-8, or too
+// little room left: the general writer takes the record then (and fails
+// where it must). valid is a topic known valid, checked once per batch
+// rather than per record.
+func writeBytesRecord(dst []byte, p int, r *data.SinkRecord, schemas *SchemaEncoder, valid *string) (int, bool) {
+	if len(r.Headers) != 0 || r.TimestampType < data.NoTimestampType || r.TimestampType > data.LogAppendTime {
+		return p, false
+	}
+	kk, kb, kref, ok := bytesDataOf(r.KeySchema, r.Key, schemas)
+	if !ok {
+		return p, false
+	}
+	vk, vb, vref, ok := bytesDataOf(r.ValueSchema, r.Value, schemas)
+	if !ok {
+		return p, false
+	}
+	if p < len(r.Topic)+len(r.OriginalTopic)+len(kb)+len(vb)+bytesRecordSlack ||
+		!validTopic(r.Topic, valid) || !validTopic(r.OriginalTopic, valid) {
+		return p, false
+	}
+	end := p
+	p = backPlainVarint(dst, p, 11<<3|byte(protowire.VarintType), uint64(r.OriginalOffset))
+	p = backPlainVarint(dst, p, 10<<3|byte(protowire.VarintType), uint64(int64(r.OriginalPartition)))
+	p = backPlainString(dst, p, 9<<3|byte(protowire.BytesType), r.OriginalTopic)
+	p = backBytesData(dst, p, 7<<3|byte(protowire.BytesType), vk, vb, vref)
+	p = backBytesData(dst, p, 6<<3|byte(protowire.BytesType), kk, kb, kref)
+	ts := int64(noTimestamp)
+	if !r.Timestamp.IsZero() {
+		ts = r.Timestamp.UnixMilli()
+	}
+	// TimestampType's values are the protobuf enum's.
+	p = backPlainVarint(dst, p, 5<<3|byte(protowire.VarintType), uint64(r.TimestampType))
+	p = backPlainVarint(dst, p, 4<<3|byte(protowire.VarintType), uint64(ts))
+	p = backPlainVarint(dst, p, 3<<3|byte(protowire.VarintType), uint64(r.Offset))
+	p = backPlainVarint(dst, p, 2<<3|byte(protowire.VarintType), uint64(int64(r.Partition)))
+	p = backPlainString(dst, p, 1<<3|byte(protowire.BytesType), r.Topic)
+	p = backVarint(dst, p, uint64(end-p))
+	p--
+	dst[p] = 2<<3 | byte(protowire.BytesType)
+	return p, true
+}
+
+// validTopic reports whether s is valid UTF-8, remembering the last topic
+// it checked in valid: a batch's records mostly share one topic string.
+func validTopic(s string, valid *string) bool {
+	if s == *valid {
+		return true
+	}
+	if !utf8.ValidString(s) {
+		return false
+	}
+	*valid = s
+	return true
+}
+
+// backBytesData writes a key or value of the shape kind (bytesDataOf) as
+// field tag, ending at dst[p], as pollWriter.data does.
+func backBytesData(dst []byte, p int, tag byte, kind dataShape, b []byte, ref uint32) int {
+	end := p
+	switch kind {
+	case shapeAbsent:
+		return p
+	case shapeRaw:
+		// A oneof member: written even when empty.
+		p = backBytes(dst, p, 2<<3|byte(protowire.BytesType), b)
+	default:
+		if kind == shapeBytes {
+			p = backBytes(dst, p, 4<<3|byte(protowire.BytesType), b)
+		}
+		// The Value (a oneof member, so present even when empty), then,
+		// before it, the schema reference.
+		p = backVarint(dst, p, uint64(end-p))
+		p--
+		dst[p] = 1<<3 | byte(protowire.BytesType)
+		p = backPlainVarint(dst, p, 3<<3|byte(protowire.VarintType), uint64(ref))
+	}
+	p = backVarint(dst, p, uint64(end-p))
+	p--
+	dst[p] = tag
+	return p
+}
+
+// backVarint writes x ending at dst[p] and returns where it starts. The
+// one-byte case is inlined; tags and most numbers of a record take it.
+func backVarint(dst []byte, p int, x uint64) int {
+	if x < 1<<7 {
+		p--
+		dst[p] = byte(x)
+		return p
+	}
+	return backLongVarint(dst, p, x)
+}
+
+// backLongVarint is backVarint's other cases, kept out of line so that
+// backVarint inlines.
+//
+//go:noinline
+func backLongVarint(dst []byte, p int, x uint64) int {
+	n := protowire.SizeVarint(x)
+	p -= n
+	b := dst[p : p+n]
+	for i := range n - 1 {
+		b[i] = byte(x) | 0x80
+		x >>= 7
+	}
+	b[n-1] = byte(x)
+	return p
+}
+
+// backPlainVarint writes an implicit-presence varint field (nothing for
+// 0) whose tag byte is tag.
+func backPlainVarint(dst []byte, p int, tag byte, x uint64) int {
+	if x == 0 {
+		return p
+	}
+	p = backVarint(dst, p, x)
+	p--
+	dst[p] = tag
+	return p
+}
+
+// backBytes writes a length-delimited field, present even when empty.
+func backBytes(dst []byte, p int, tag byte, b []byte) int {
+	p -= len(b)
+	copy(dst[p:], b)
+	p = backVarint(dst, p, uint64(len(b)))
+	p--
+	dst[p] = tag
+	return p
+}
+
+// backPlainString writes an implicit-presence string field (nothing when
+// empty).
+func backPlainString(dst []byte, p int, tag byte, s string) int {
+	if s == "" {
+		return p
+	}
+	p -= len(s)
+	copy(dst[p:], s)
+	p = backVarint(dst, p, uint64(len(s)))
+	p--
+	dst[p] = tag
+	return p
 }

@@ -455,17 +455,12 @@ func BenchmarkInlinePutWorkerSideTwoStep(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/rec")
 }
 
-// bytesRecordSize gives what the writer counts for every record of the
-// bytes shape (lengths around each varint boundary, nulls, raw data, zero
-// and negative numbers, every timestamp type), registers the same schemas,
-// and declines everything else.
-func TestBytesRecordSize(t *testing.T) {
-	for i, tt := range []data.TimestampType{data.NoTimestampType, data.CreateTime, data.LogAppendTime} {
-		if int32(tt) != int32([]pluginv1.TimestampType{pluginv1.TimestampType_TIMESTAMP_TYPE_UNSPECIFIED,
-			pluginv1.TimestampType_TIMESTAMP_TYPE_CREATE_TIME, pluginv1.TimestampType_TIMESTAMP_TYPE_LOG_APPEND_TIME}[i]) {
-			t.Fatalf("timestamp type %d is not the protobuf enum's value", tt)
-		}
-	}
+// bytesShapedRecords are records of the bytes shape, in every
+// combination of key and value shape (lengths around each varint
+// boundary, nulls, raw data, absent), every timestamp type, and random
+// zero, negative and large numbers, empty and long topics, zero and
+// negative timestamps.
+func bytesShapedRecords() []*data.SinkRecord {
 	lengths := []int{0, 1, 127, 128, 16383, 16384}
 	payload := func(n int) []byte { return bytes.Repeat([]byte{'x'}, n) }
 	type kv struct {
@@ -477,48 +472,138 @@ func TestBytesRecordSize(t *testing.T) {
 		shapes = append(shapes, kv{data.OptionalBytesSchema, payload(n)}, kv{data.BytesSchema, payload(n)}, kv{nil, data.Raw(payload(n))})
 	}
 	shapes = append(shapes, kv{nil, nil}, kv{data.OptionalBytesSchema, nil}, kv{data.OptionalBytesSchema, []byte(nil)},
-		kv{nil, data.Raw(nil)}, kv{data.BytesSchema, nil})
+		kv{nil, data.Raw(nil)}, kv{data.BytesSchema, nil}, kv{data.OptionalBytesSchema, []byte{}})
 	rng := rand.New(rand.NewPCG(7, 11))
-	checked := 0
+	var out []*data.SinkRecord
 	for _, k := range shapes {
 		for _, v := range shapes {
 			for _, tt := range []data.TimestampType{data.NoTimestampType, data.CreateTime, data.LogAppendTime} {
-				r := &data.SinkRecord{Record: data.Record{Topic: []string{"", "t", strings.Repeat("p", 200)}[rng.IntN(3)],
+				out = append(out, &data.SinkRecord{Record: data.Record{Topic: []string{"", "t", strings.Repeat("p", 200), "tôpic"}[rng.IntN(4)],
 					Partition: []int32{0, 5, -1}[rng.IntN(3)], KeySchema: k.s, Key: k.v, ValueSchema: v.s, Value: v.v,
-					Timestamp: []time.Time{{}, time.UnixMilli(1700000000000), time.UnixMilli(-5)}[rng.IntN(3)]},
+					Timestamp: []time.Time{{}, time.UnixMilli(1700000000000), time.UnixMilli(-5), time.UnixMilli(0)}[rng.IntN(4)]},
 					Offset: []int64{0, 1, 1 << 40, -1}[rng.IntN(4)], TimestampType: tt,
 					OriginalTopic: []string{"", "orig"}[rng.IntN(2)], OriginalPartition: []int32{0, 3, -2}[rng.IntN(3)],
-					OriginalOffset: []int64{0, 300, -7}[rng.IntN(3)]}
-				var fast, slow SchemaEncoder
-				got, ok := bytesRecordSize(r, &fast)
-				if !ok {
-					t.Fatalf("declined a bytes record: %+v", r)
-				}
-				w := pollWriter{schemas: &slow}
-				if err := w.sinkRecord(r); err != nil {
-					t.Fatal(err)
-				}
-				if got != -w.p || len(fast.table) != len(slow.table) {
-					t.Fatalf("size %d with %d schemas, the writer counts %d with %d: %+v", got, len(fast.table), -w.p, len(slow.table), r)
-				}
-				checked++
+					OriginalOffset: []int64{0, 300, -7}[rng.IntN(3)]})
 			}
 		}
 	}
-	// Other shapes are the writer's.
-	for _, r := range []*data.SinkRecord{
+	return out
+}
+
+// notBytesShaped are records of other shapes, for the general writer.
+func notBytesShaped() []*data.SinkRecord {
+	return []*data.SinkRecord{
 		{Record: data.Record{Value: "s", ValueSchema: data.StringSchema}},
 		{Record: data.Record{Value: []byte("b"), ValueSchema: &data.Schema{Type: data.Bytes, Name: data.DecimalName}}},
+		{Record: data.Record{Value: []byte("b"), ValueSchema: &data.Schema{Type: data.Bytes}}},
 		{Record: data.Record{Value: []byte("b")}},
+		{Record: data.Record{Key: []byte("b"), KeySchema: data.StringSchema}},
 		{Record: data.Record{Value: data.Raw("r"), Headers: data.Headers{{Key: "h"}}}},
 		{Record: data.Record{Value: data.Raw("r")}, TimestampType: 9},
-	} {
+		{Record: data.Record{Value: data.Raw("r")}, TimestampType: -1},
+	}
+}
+
+// bytesRecordSize gives what the writer counts for every record of the
+// bytes shape, registers the same schemas, and declines everything else.
+func TestBytesRecordSize(t *testing.T) {
+	for i, tt := range []data.TimestampType{data.NoTimestampType, data.CreateTime, data.LogAppendTime} {
+		if int32(tt) != int32([]pluginv1.TimestampType{pluginv1.TimestampType_TIMESTAMP_TYPE_UNSPECIFIED,
+			pluginv1.TimestampType_TIMESTAMP_TYPE_CREATE_TIME, pluginv1.TimestampType_TIMESTAMP_TYPE_LOG_APPEND_TIME}[i]) {
+			t.Fatalf("timestamp type %d is not the protobuf enum's value", tt)
+		}
+	}
+	recs := bytesShapedRecords()
+	for _, r := range recs {
+		var fast, slow SchemaEncoder
+		got, ok := bytesRecordSize(r, &fast)
+		if !ok {
+			t.Fatalf("declined a bytes record: %+v", r)
+		}
+		w := pollWriter{schemas: &slow}
+		if err := w.sinkRecord(r); err != nil {
+			t.Fatal(err)
+		}
+		if got != -w.p || len(fast.table) != len(slow.table) {
+			t.Fatalf("size %d with %d schemas, the writer counts %d with %d: %+v", got, len(fast.table), -w.p, len(slow.table), r)
+		}
+	}
+	// Other shapes are the writer's.
+	for _, r := range notBytesShaped() {
 		if _, ok := bytesRecordSize(r, &SchemaEncoder{}); ok {
 			t.Fatalf("sized %+v", r)
 		}
 	}
-	if checked < 1000 {
-		t.Fatalf("%d records checked", checked)
+	if len(recs) < 1000 {
+		t.Fatalf("%d records checked", len(recs))
+	}
+}
+
+// writeBytesRecord writes every record of the bytes shape byte for byte
+// as the general writer does, with the same schema references, alone and
+// after others, and declines other shapes, topics that are not valid
+// UTF-8 and too little room, writing nothing then.
+func TestWriteBytesRecordMatchesWriter(t *testing.T) {
+	recs := bytesShapedRecords()
+	var fastSchemas, slowSchemas SchemaEncoder
+	// A schema ahead of the bytes schemas, so that references are not
+	// all 1.
+	for _, e := range []*SchemaEncoder{&fastSchemas, &slowSchemas} {
+		if _, err := e.Ref(data.StringSchema); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var valid string
+	for i, r := range recs {
+		// Sized by the general writer, plus room to spare before it.
+		c := pollWriter{schemas: &SchemaEncoder{}}
+		if err := c.sinkRecord(r); err != nil {
+			t.Fatal(err)
+		}
+		n := -c.p + bytesRecordSlack + len(r.Topic) + len(r.OriginalTopic) + 32<<10
+		slow := bytes.Repeat([]byte{0xee}, n)
+		w := pollWriter{b: slow, p: n, schemas: &slowSchemas}
+		if err := w.sinkRecord(r); err != nil || w.bad {
+			t.Fatalf("record %d: general writer: %v (bad %v)", i, err, w.bad)
+		}
+		fast := bytes.Repeat([]byte{0xee}, n)
+		p, ok := writeBytesRecord(fast, n, r, &fastSchemas, &valid)
+		if !ok {
+			t.Fatalf("record %d declined: %+v", i, r)
+		}
+		if p != w.p || !bytes.Equal(fast, slow) {
+			t.Fatalf("record %d: wrote\n%x\nthe general writer\n%x\n%+v", i, fast[p:], slow[w.p:], r)
+		}
+		if len(fastSchemas.table) != len(slowSchemas.table) {
+			t.Fatalf("record %d: %d schemas, the general writer %d", i, len(fastSchemas.table), len(slowSchemas.table))
+		}
+	}
+	if len(fastSchemas.table) != 3 {
+		t.Fatalf("%d schemas, want the string one and both bytes ones", len(fastSchemas.table))
+	}
+	declined := func(what string, r *data.SinkRecord, room int) {
+		t.Helper()
+		dst := bytes.Repeat([]byte{0xee}, room)
+		valid := ""
+		if p, ok := writeBytesRecord(dst, room, r, &SchemaEncoder{}, &valid); ok || p != room || !bytes.Equal(dst, bytes.Repeat([]byte{0xee}, room)) {
+			t.Fatalf("%s: took %+v (at %d of %d)", what, r, p, room)
+		}
+	}
+	for _, r := range notBytesShaped() {
+		declined("other shape", r, 1<<10)
+	}
+	bad := *recs[0]
+	bad.Topic = "a\xff"
+	declined("invalid topic", &bad, 1<<10)
+	bad = *recs[0]
+	bad.OriginalTopic = "\xc0"
+	declined("invalid original topic", &bad, 1<<10)
+	// Room: up to what the record may need, not only what it takes.
+	r := &data.SinkRecord{Record: data.Record{Topic: "t", ValueSchema: data.OptionalBytesSchema, Value: []byte("v")}}
+	declined("little room", r, bytesRecordSlack+len("t")+len("v")-1)
+	dst := make([]byte, bytesRecordSlack+len("t")+len("v"))
+	if _, ok := writeBytesRecord(dst, len(dst), r, &SchemaEncoder{}, &valid); !ok {
+		t.Fatal("declined with the room it may need")
 	}
 }
 
