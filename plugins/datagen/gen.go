@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	mrand "math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -45,6 +46,8 @@ type generator struct {
 	// arena is where raw keys and values are carved from: one allocation
 	// for many records instead of one per record (see arenaChunk).
 	arena []byte
+	// raws boxes raw keys and values (see boxer).
+	raws *boxer[data.Raw]
 }
 
 // Payload pool geometry: the pool holds poolRecords payloads' worth of text
@@ -56,12 +59,13 @@ const (
 	maxPool     = 16 << 20
 )
 
-// Arena geometry. A chunk is zeroed when it is made and lives until the last
-// record carved from it is dropped; the records of a batch are dropped
-// together, so that holds at most a chunk beyond the batches in flight.
-// Measured with 1 KiB values, 64 KiB chunks cost less per record than a
-// small-object allocation per value (which the garbage collector then
-// sweeps one by one) and than 16 or 32 KiB chunks. Values above
+// Arena geometry. A chunk lives until the last record carved from it is
+// dropped; the records of a batch are dropped together, so that holds at
+// most a chunk beyond the batches in flight. Measured with 1 KiB values,
+// 64 KiB chunks cost less per record than a small-object allocation per
+// value (which the garbage collector then sweeps one by one) and than 16
+// or 32 KiB chunks; since chunks are no longer zeroed (noZero), 256 KiB
+// ones cost the same as 64 KiB. Values above
 // maxArenaValue get an allocation of their own, so that the chunk tail left
 // unused when one does not fit stays small.
 const (
@@ -74,6 +78,7 @@ func newGenerator(s *settings) *generator {
 		q: s.quickstart, schema: s.quickstart.schema, payloadIdx: -1, keyIdx: -1,
 		recordSize: s.recordSize, raw: s.raw,
 		seeded: s.seeded, task: s.taskIndex, taskCount: s.taskCount,
+		raws: newBoxer[data.Raw](rawBoxes),
 	}
 	if s.seeded {
 		g.seed = uint64(s.seed)
@@ -129,14 +134,33 @@ func (g *generator) payload(seq int64, n int) []byte {
 	return g.text[o : o+uint64(n) : o+uint64(n)]
 }
 
-// alloc returns n bytes of the arena.
+// rawBoxes is how many raw keys and values share one block of boxes: a
+// few batches' worth of small records, a few KiB.
+const rawBoxes = 256
+
+// alloc returns n bytes of the arena, not zeroed: the caller writes them
+// all.
 func (g *generator) alloc(n int) []byte {
 	if cap(g.arena)-len(g.arena) < n {
-		g.arena = make([]byte, 0, max(arenaChunk, n))
+		g.arena = noZero(max(arenaChunk, n))
 	}
 	b := g.arena[len(g.arena) : len(g.arena)+n : len(g.arena)+n]
 	g.arena = g.arena[:len(g.arena)+n]
 	return b
+}
+
+// noZero returns an empty slice with room for n bytes that were not zeroed
+// when they were allocated, as make would: every byte of the arena is
+// written before it is handed out, and zeroing the chunks was a tenth of
+// what a raw record cost. strings.Builder.Grow is how the standard library
+// hands out such memory; the builder is dropped at once, and the one byte
+// it wrote (to have a pointer to its buffer) is overwritten like the rest.
+func noZero(n int) []byte {
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteByte(0)
+	s := sb.String()
+	return unsafe.Slice(unsafe.StringData(s), n)[:0]
 }
 
 // splitmix is SplitMix64's finalizer: it spreads nearby inputs (consecutive
@@ -170,9 +194,9 @@ func (g *generator) record(seq int64) (keySchema *data.Schema, key any, valueSch
 	if g.raw {
 		k, v := g.rawRecord(seq)
 		if k != nil {
-			key = data.Raw(k)
+			key = g.raws.box(k)
 		}
-		return nil, key, nil, data.Raw(v)
+		return nil, key, nil, g.raws.box(v)
 	}
 	v := data.NewStruct(g.schema)
 	if g.payloadIdx < 0 {

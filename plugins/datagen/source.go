@@ -21,6 +21,10 @@ const (
 	seqField  = "seq"
 )
 
+// seqBoxes is how many offsets' sequence numbers share one block of boxes
+// (8 KiB).
+const seqBoxes = 1024
+
 // maxBehind is how far a paced task may fall behind its schedule (when the
 // worker did not poll, e.g. while paused) before it forgets the backlog
 // instead of producing it in a burst.
@@ -99,7 +103,8 @@ type DatagenTask struct {
 	s         *settings
 	g         *generator
 	partition map[string]any
-	next      int64 // seq of the next record
+	seqs      *boxer[int64] // boxes the seq of each record's offset
+	next      int64         // seq of the next record
 	spacing   time.Duration
 	log       hclog.Logger
 	// now replaces time.Now in tests.
@@ -121,6 +126,7 @@ func (t *DatagenTask) Start(ctx context.Context, tc pluginsdk.SourceTaskContext,
 		return err
 	}
 	t.s, t.g, t.spacing = s, newGenerator(s), s.spacing()
+	t.seqs = newBoxer[int64](seqBoxes)
 	if t.now == nil {
 		t.now = time.Now
 	}
@@ -188,7 +194,7 @@ func (t *DatagenTask) Poll(ctx context.Context) ([]*data.SourceRecord, error) {
 				KeySchema: ks, Key: k, ValueSchema: vs, Value: v,
 			},
 			SourcePartition: t.partition,
-			SourceOffset:    map[string]any{seqField: seq},
+			SourceOffset:    map[string]any{seqField: t.seqs.box(seq)},
 		}
 		t.next++
 	}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+)
+
+// A boxed value is the value any(x) gives, to every way of looking at it,
+// and keeps its value across blocks and garbage collections.
+func TestBoxedValuesAreOrdinaryInterfaces(t *testing.T) {
+	raws := newBoxer[data.Raw](3)
+	seqs := newBoxer[int64](3)
+	var gotRaw, gotSeq []any
+	for i := range 10 {
+		gotRaw = append(gotRaw, raws.box(data.Raw(fmt.Sprintf("value %d", i))))
+		gotSeq = append(gotSeq, seqs.box(int64(i*1000)))
+	}
+	runtime.GC()
+	runtime.GC()
+	for i := range 10 {
+		wantRaw, wantSeq := any(data.Raw(fmt.Sprintf("value %d", i))), any(int64(i*1000))
+		r, ok := gotRaw[i].(data.Raw)
+		if !ok || string(r) != fmt.Sprintf("value %d", i) || !reflect.DeepEqual(gotRaw[i], wantRaw) {
+			t.Fatalf("raw %d: %#v, want %#v", i, gotRaw[i], wantRaw)
+		}
+		if gotSeq[i] != wantSeq || gotSeq[i].(int64) != int64(i*1000) || !reflect.DeepEqual(gotSeq[i], wantSeq) {
+			t.Fatalf("seq %d: %#v, want %#v", i, gotSeq[i], wantSeq)
+		}
+		if fmt.Sprint(gotRaw[i], gotSeq[i]) != fmt.Sprint(wantRaw, wantSeq) {
+			t.Fatalf("%d prints as %v %v, want %v %v", i, gotRaw[i], gotSeq[i], wantRaw, wantSeq)
+		}
+		if reflect.TypeOf(gotRaw[i]) != reflect.TypeFor[data.Raw]() || reflect.TypeOf(gotSeq[i]) != reflect.TypeFor[int64]() {
+			t.Fatalf("%d: types %T %T", i, gotRaw[i], gotSeq[i])
+		}
+	}
+	// Map keys hash and compare by value.
+	m := map[any]int{gotSeq[3]: 1}
+	if m[any(int64(3000))] != 1 {
+		t.Fatal("a boxed int64 is not the same map key as any(int64)")
+	}
+}
+
+func TestBoxerRefusesPointerShapedTypes(t *testing.T) {
+	for name, mk := range map[string]func(){
+		"pointer":         func() { newBoxer[*int](4) },
+		"map":             func() { newBoxer[map[string]any](4) },
+		"chan":            func() { newBoxer[chan int](4) },
+		"func":            func() { newBoxer[func()](4) },
+		"struct of one":   func() { newBoxer[struct{ p *int }](4) },
+		"array of one":    func() { newBoxer[[1]*int](4) },
+		"zero-sized type": func() { newBoxer[struct{}](4) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: newBoxer did not refuse it", name)
+				}
+			}()
+			mk()
+		}()
+	}
+}
+
+func TestNoZeroHasRoomAndNoLength(t *testing.T) {
+	for _, n := range []int{1, 100, arenaChunk, 3*arenaChunk + 5} {
+		b := noZero(n)
+		if len(b) != 0 || cap(b) != n {
+			t.Fatalf("noZero(%d): len %d cap %d", n, len(b), cap(b))
+		}
+		b = append(b, bytes.Repeat([]byte{'x'}, n)...)
+		if cap(b) != n || bytes.Count(b, []byte{'x'}) != n {
+			t.Fatalf("noZero(%d) did not take %d bytes in place", n, n)
+		}
+	}
+}
+
+// Poll's records (boxed keys, values and offsets, values in the arena)
+// encode to the bytes the same records with ordinary interface values,
+// fresh slices and maps of their own give, both through the SDK's batch
+// writer and through the generated messages; and they keep doing so after
+// later polls and garbage collections.
+func TestPolledRecordsEncodeAsOrdinaryRecords(t *testing.T) {
+	for _, size := range []string{"0", "1024", "20000"} {
+		t.Run("record.size="+size, func(t *testing.T) {
+			task := startTask(t, nil, map[string]string{topicKey: "t", formatKey: formatRaw, quickstartKey: "pageviews",
+				keyFieldKey: "pageid", recordSizeKey: size, batchSizeKey: "300"})
+			first := pollCtx(t, task, time.Second)
+			plain := make([]*data.SourceRecord, len(first))
+			for i, r := range first {
+				c := *r
+				c.Key = data.Raw(bytes.Clone(r.Key.(data.Raw)))
+				c.Value = data.Raw(bytes.Clone(r.Value.(data.Raw)))
+				c.SourcePartition = map[string]any{taskField: r.SourcePartition[taskField].(int64)}
+				c.SourceOffset = map[string]any{seqField: r.SourceOffset[seqField].(int64)}
+				plain[i] = &c
+			}
+			want := encodeBoth(t, plain)
+			for range 20 {
+				pollCtx(t, task, time.Second)
+			}
+			runtime.GC()
+			if got := encodeBoth(t, first); !bytes.Equal(got, want) {
+				t.Fatalf("polled records encode to %d bytes that differ from the %d of the same records made plainly", len(got), len(want))
+			}
+			for i, r := range first {
+				if r.SourceOffset[seqField] != any(int64(i)) {
+					t.Fatalf("record %d: offset %v", i, r.SourceOffset)
+				}
+			}
+		})
+	}
+}
+
+// encodeBoth returns the batch writer's encoding of recs after checking
+// that protobuf's encoding of the generated messages is the same.
+func encodeBoth(t *testing.T, recs []*data.SourceRecord) []byte {
+	t.Helper()
+	var b wire.SourceBatch
+	for _, r := range recs {
+		if ok, err := b.Add(r, 64<<20); !ok || err != nil {
+			t.Fatalf("add: %v %v", ok, err)
+		}
+	}
+	fused, err := b.Marshal(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := b.Proto(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(fused, pb) {
+		t.Fatal("the batch writer and protobuf disagree")
+	}
+	return fused
+}
+
