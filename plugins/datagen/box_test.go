@@ -147,4 +147,3 @@ func encodeBoth(t *testing.T, recs []*data.SourceRecord) []byte {
 	}
 	return fused
 }
-
