@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"math/big"
 	"slices"
@@ -423,6 +424,89 @@ func FuzzSourceBatch(f *testing.F) {
 			checkPollLikeTwoStep(t, region, rb.src, rb.firstSeq)
 		}
 	})
+}
+
+// Source offsets of one key, written from a lookup of the key the last
+// one had (writeOffset), come out as writeJSON writes them whatever comes
+// between: other keys, keys that need escapes, values of every JSON kind,
+// maps of several keys or none, and maps shared between records.
+func TestSourceBatchOffsetsOfOneKey(t *testing.T) {
+	region := newTestRegion(t, 1<<20)
+	shared := map[string]any{"seq": int64(5)}
+	offsets := []map[string]any{
+		{"seq": int64(1)}, {"seq": int64(2)}, {"seq": int64(-3)}, shared, shared,
+		{"seq": "a \"quoted\" \\ string\n"}, {"seq": 1.0}, {"seq": float32(2.5)}, {"seq": []byte{0, 1, 2}},
+		{"seq": nil}, {"seq": true}, {"seq": []any{int64(1), "x"}}, {"seq": map[string]any{"in": int64(1)}},
+		{"seq": json.Number("12.50")}, {"seq": []string{"typed"}},
+		{"pos": int64(7)}, {"pos": int64(8)}, {"seq": int64(9)},
+		{"k\"\u0001\u00e9": int64(10)}, {"k\"\u0001\u00e9": int64(11)},
+		{"": int64(12)}, {"": int64(13)},
+		{}, {"seq": int64(14), "pos": int64(15)}, {"seq": int64(16)},
+		nil, {"seq": int64(17)},
+	}
+	var recs []*data.SourceRecord
+	for i, off := range offsets {
+		recs = append(recs, &data.SourceRecord{Record: data.Record{Topic: "t", Partition: data.NoPartition, Value: data.Raw{byte(i)}},
+			SourcePartition: map[string]any{"task": int64(0)}, SourceOffset: off})
+	}
+	// All at once, and each after every other, so that each meets every
+	// key the batch may have learned.
+	checkPollLikeTwoStep(t, region, recs, 1)
+	for i := range recs {
+		for j := range recs {
+			checkPollLikeTwoStep(t, region, []*data.SourceRecord{recs[i], recs[j]}, 1)
+		}
+	}
+
+	// An offset the key lookup finds but cannot write fails as writeJSON
+	// fails, and leaves the batch as it was.
+	for _, bad := range []any{math.NaN(), make(chan int), map[string]any{"f": math.Inf(1)}} {
+		var b SourceBatch
+		if ok, err := b.Add(recs[0], math.MaxInt); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		before, _ := b.Marshal(1)
+		badRec := &data.SourceRecord{Record: data.Record{Topic: "t"}, SourceOffset: map[string]any{"seq": bad}}
+		ok, err := b.Add(badRec, math.MaxInt)
+		_, _, want := EncodeSourceRecords([]*data.SourceRecord{badRec})
+		if ok || err == nil || want == nil || "source record 0 (topic t): "+err.Error() != want.Error() {
+			t.Fatalf("%v: added %v, error %v\nEncodeSourceRecords: %v", bad, ok, err, want)
+		}
+		if after, _ := b.Marshal(1); !bytes.Equal(before, after) || b.Len() != 1 {
+			t.Fatalf("%v: the refused record changed the batch", bad)
+		}
+	}
+}
+
+// A record's source offset is written as it was when the record was
+// added: a task that changes the map afterwards (or hands it out again,
+// changed, for a later record) changes neither that record's encoding nor
+// makes the later record take the earlier JSON.
+func TestSourceBatchOffsetChangedAfterAdd(t *testing.T) {
+	region := newTestRegion(t, 1<<20)
+	off := map[string]any{"seq": int64(1)}
+	part := map[string]any{"task": int64(0)}
+	rec := func(off map[string]any) *data.SourceRecord {
+		return &data.SourceRecord{Record: data.Record{Topic: "t", Partition: data.NoPartition, Value: data.Raw("v")},
+			SourcePartition: part, SourceOffset: off}
+	}
+	var b SourceBatch
+	first := rec(off)
+	b.Add(first, math.MaxInt)
+	off["seq"] = int64(2)
+	b.Add(rec(off), math.MaxInt)
+	b.Add(rec(map[string]any{"seq": int64(3)}), math.MaxInt)
+	got, err := b.Marshal(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := []*data.SourceRecord{rec(map[string]any{"seq": int64(1)}), rec(map[string]any{"seq": int64(2)}), rec(map[string]any{"seq": int64(3)})}
+	if want := twoStepPoll(t, snapshot, 1); !bytes.Equal(got, want) {
+		t.Fatalf("offsets changed after they were added:\n%x\nwant\n%x", got, want)
+	}
+	if ref, ok := region.PlacePoll(&b, 1); !ok || !bytes.Equal(region.mem[:ref.GetLength()], got) {
+		t.Fatal("the placed answer differs from Marshal's")
+	}
 }
 
 // datagenBatch is a batch as datagen's raw format makes it: a short raw
