@@ -38,6 +38,11 @@ type sinkTask struct {
 	worker *sinkWorker
 	// sinkTransforms is cfg.Transforms when it offers ApplySink.
 	sinkTransforms SinkTransformer
+	// bytesKeys and bytesValues: the key or value converter is
+	// ByteArrayConverter, which toConnect does itself (passesBytes), with
+	// its []byte values boxed by boxes.
+	bytesKeys, bytesValues bool
+	boxes                  bytesBoxes
 
 	plugin SinkPlugin
 	client *kgo.Client
@@ -91,6 +96,7 @@ func NewSinkTask(cfg SinkConfig) (Task, error) {
 	}
 	t.worker = &sinkWorker{t: t}
 	t.sinkTransforms, _ = cfg.Transforms.(SinkTransformer)
+	t.bytesKeys, t.bytesValues = passesBytes(cfg.KeyConverter), passesBytes(cfg.ValueConverter)
 	return t, nil
 }
 

@@ -7,11 +7,13 @@ import (
 	"maps"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/host/convert"
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
@@ -272,13 +274,23 @@ func (t *sinkTask) toConnect(kr *kgo.Record, sr *data.SinkRecord) (Stage, error)
 			hs[i] = data.Header{Key: h.Key, Schema: s, Value: v}
 		}
 	}
-	ks, k, err := t.cfg.KeyConverter.ToConnectData(kr.Topic, hs, kr.Key)
-	if err != nil {
-		return StageKeyConverter, err
+	var ks, vs *data.Schema
+	var k, v any
+	if t.bytesKeys {
+		ks, k = data.OptionalBytesSchema, t.boxes.box(kr.Key)
+	} else {
+		var err error
+		if ks, k, err = t.cfg.KeyConverter.ToConnectData(kr.Topic, hs, kr.Key); err != nil {
+			return StageKeyConverter, err
+		}
 	}
-	vs, v, err := t.cfg.ValueConverter.ToConnectData(kr.Topic, hs, kr.Value)
-	if err != nil {
-		return StageValueConverter, err
+	if t.bytesValues {
+		vs, v = data.OptionalBytesSchema, t.boxes.box(kr.Value)
+	} else {
+		var err error
+		if vs, v, err = t.cfg.ValueConverter.ToConnectData(kr.Topic, hs, kr.Value); err != nil {
+			return StageValueConverter, err
+		}
 	}
 	sr.Record = data.Record{
 		Topic: kr.Topic, Partition: kr.Partition,
@@ -300,6 +312,63 @@ func (t *sinkTask) toConnect(kr *kgo.Record, sr *data.SinkRecord) (Stage, error)
 	sr.OriginalTopic, sr.OriginalPartition, sr.OriginalOffset = kr.Topic, kr.Partition, kr.Offset
 	return "", nil
 }
+
+// passesBytes reports whether c is ByteArrayConverter, whose
+// ToConnectData toConnect does itself, to box the bytes in blocks
+// (bytesBoxes): an OPTIONAL_BYTES value holding the bytes as they are, or
+// null for null bytes; never an error.
+func passesBytes(c Converter) bool {
+	switch c.(type) {
+	case convert.ByteArrayConverter, *convert.ByteArrayConverter:
+		return true
+	}
+	return false
+}
+
+// bytesBoxes makes the interface values of consumed keys and values that
+// stay []byte (ByteArrayConverter), taking their slice headers from
+// blocks. Converting a []byte to any allocates a slice header of its own
+// per key and per value, the largest cost of converting a record; an
+// interface made here instead points at an entry of a block, as the
+// runtime's own points at its one-entry allocation. Entries are never
+// written once handed out (what an interface holds must not change), and
+// a full block is left to the garbage collector, not reused: it lives as
+// long as any record still refers to it. Not safe for concurrent use: the
+// task goroutine's.
+type bytesBoxes struct {
+	block [][]byte
+}
+
+// bytesBoxBlock is the entries of a block: 12 KiB.
+const bytesBoxBlock = 512
+
+// box returns b as an any, as converting it would: a []byte, or the nil
+// interface for nil bytes (ByteArrayConverter's null; a non-nil empty
+// slice stays an empty []byte).
+func (bb *bytesBoxes) box(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	if len(bb.block) == cap(bb.block) {
+		bb.block = make([][]byte, 0, bytesBoxBlock)
+	}
+	bb.block = append(bb.block, b)
+	e := emptyInterface{typ: bytesType, data: unsafe.Pointer(&bb.block[len(bb.block)-1])}
+	return *(*any)(unsafe.Pointer(&e))
+}
+
+// emptyInterface is the layout of an any: type word, then a pointer to
+// the value (the runtime's internal/abi.EmptyInterface).
+type emptyInterface struct {
+	typ  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+// bytesType is the type word of a []byte held in an any.
+var bytesType = func() unsafe.Pointer {
+	var v any = []byte{}
+	return (*emptyInterface)(unsafe.Pointer(&v)).typ
+}()
 
 // deliver puts a batch. Success moves delivered; ABORTED keeps the batch for
 // redelivery after the backoff, with every partition paused meanwhile (no
