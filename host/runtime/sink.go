@@ -370,7 +370,7 @@ func (t *sinkTask) pollOnce(ctx context.Context, max int) []*kgo.Record {
 }
 
 // recordBytes is the size of the records' keys, values and headers, as
-// franz-go counts buffered bytes.
+// franz-go counts buffered bytes (convertMore counts it as it goes).
 func recordBytes(recs []*kgo.Record) int {
 	n := 0
 	for _, r := range recs {

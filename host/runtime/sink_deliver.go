@@ -180,11 +180,15 @@ func (t *sinkTask) convertMore(ctx context.Context, b *sinkBatch, recs []*kgo.Re
 		b = &sinkBatch{put: new(wire.SinkBatch), next: map[topicPartition]int64{}}
 	}
 	b.consumed = append(b.consumed, recs...)
-	b.bytes += recordBytes(recs)
 	store := make([]data.SinkRecord, len(recs))
 	b.put.Grow(len(recs))
 	var encErr error
 	for i, kr := range recs {
+		// recordBytes, in the walk the records get anyway.
+		b.bytes += len(kr.Key) + len(kr.Value)
+		for _, h := range kr.Headers {
+			b.bytes += len(h.Key) + len(h.Value)
+		}
 		// next is a map write per partition group, not per record.
 		if i+1 == len(recs) || recs[i+1].Partition != kr.Partition || recs[i+1].Topic != kr.Topic {
 			b.next[topicPartition{kr.Topic, kr.Partition}] = kr.Offset + 1
