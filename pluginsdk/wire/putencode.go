@@ -444,6 +444,12 @@ func backVarint(dst []byte, p int, x uint64) int {
 //
 //go:noinline
 func backLongVarint(dst []byte, p int, x uint64) int {
+	if x < 1<<14 { // lengths of values up to 16 KiB
+		p -= 2
+		b := dst[p : p+2]
+		b[0], b[1] = byte(x)|0x80, byte(x>>7)
+		return p
+	}
 	n := protowire.SizeVarint(x)
 	p -= n
 	b := dst[p : p+n]
