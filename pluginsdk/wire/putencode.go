@@ -337,10 +337,11 @@ func bytesDataOf(s *data.Schema, v any, schemas *SchemaEncoder) (kind dataShape,
 }
 
 // bytesRecordSlack bounds the bytes a bytes-shaped record takes beyond
-// its topics, key and value: its tags and varints, at most 11 bytes each
-// for the 15 fields and messages it may hold (5 varints, 2 strings, the
-// record, and 4 in each of key and value).
-const bytesRecordSlack = 15 * 11
+// its topics, key and value: a tag and a varint of at most 10 bytes for
+// each of the 17 fields and messages it may hold (the record, 6 numbers,
+// 2 strings, and a Data, a Value, a reference and bytes in each of key
+// and value).
+const bytesRecordSlack = 17 * 11
 
 // writeBytesRecord writes r, a record of the shape bytesRecordSize sizes,
 // ending at dst[p], as sinkRecord writes it (back to front), and returns

@@ -553,12 +553,27 @@ func TestWriteBytesRecordMatchesWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Every number at its longest.
+	recs = append(recs, &data.SinkRecord{Record: data.Record{Topic: "t", Partition: -1,
+		KeySchema: data.OptionalBytesSchema, Key: []byte("k"), ValueSchema: data.BytesSchema, Value: []byte{}},
+		Offset: -1, TimestampType: data.LogAppendTime, OriginalTopic: "o", OriginalPartition: -1, OriginalOffset: -1})
 	var valid string
 	for i, r := range recs {
 		// Sized by the general writer, plus room to spare before it.
 		c := pollWriter{schemas: &SchemaEncoder{}}
 		if err := c.sinkRecord(r); err != nil {
 			t.Fatal(err)
+		}
+		k, _ := r.Key.([]byte)
+		v, _ := r.Value.([]byte)
+		if kr, ok := r.Key.(data.Raw); ok {
+			k = kr
+		}
+		if vr, ok := r.Value.(data.Raw); ok {
+			v = vr
+		}
+		if over := -c.p - len(r.Topic) - len(r.OriginalTopic) - len(k) - len(v); over > bytesRecordSlack {
+			t.Fatalf("record %d: %d bytes beyond its strings and bytes, more than bytesRecordSlack", i, over)
 		}
 		n := -c.p + bytesRecordSlack + len(r.Topic) + len(r.OriginalTopic) + 32<<10
 		slow := bytes.Repeat([]byte{0xee}, n)
