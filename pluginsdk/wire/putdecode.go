@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -78,6 +79,8 @@ type putDecoder struct {
 	borrowed bool
 	// topic is the last topic name read (topicName).
 	topic string
+	// boxes holds the bytes values and raw data of the records.
+	boxes sliceBoxes
 }
 
 // fusedPutBatch decodes b, or reports false for the two-step path.
@@ -352,7 +355,7 @@ func (d *putDecoder) data(b []byte) (*data.Schema, any, bool) {
 		if len(payload) == 0 {
 			return nil, data.Raw{}, true
 		}
-		return nil, data.Raw(capped(payload)), true
+		return nil, d.boxes.box(rawType, capped(payload)), true
 	}
 	s, err := d.schemas.Schema(ref)
 	if err != nil {
@@ -454,7 +457,7 @@ func (d *putDecoder) physical(s *data.Schema, num protowire.Number, x uint64, su
 		if num != 4 {
 			return nil, false
 		}
-		return bytesValue(sub), true
+		return d.boxes.box(bytesType, bytesValue(sub)), true
 	case data.Array:
 		if num != 6 {
 			return nil, false
@@ -484,7 +487,7 @@ func (d *putDecoder) schemaless(num protowire.Number, x uint64, sub []byte, dept
 	case 3:
 		return math.Float64frombits(x), true
 	case 4:
-		return bytesValue(sub), true
+		return d.boxes.box(bytesType, bytesValue(sub)), true
 	case 5:
 		return d.str(sub)
 	case 6:
@@ -494,6 +497,58 @@ func (d *putDecoder) schemaless(num protowire.Number, x uint64, sub []byte, dept
 	}
 	// A struct needs a schema.
 	return nil, false
+}
+
+// Converting a []byte (or data.Raw) to an interface allocates a copy of its
+// header for the interface to point at: the key and the value of every
+// record, and the largest cost of decoding a batch of bytes records after
+// the records themselves. sliceBoxes hands out interface values that point
+// into blocks of headers instead: one allocation per block. They are
+// ordinary interface values to every reader (type assertions, reflection,
+// comparison); the slot each points at is never written again.
+//
+// This relies on how Go lays out an interface holding a value that is not
+// pointer-shaped, as a slice is: a type word and a pointer to the value,
+// never written through. []byte and data.Raw have one layout, so one block
+// serves both; the type word says which an interface holds.
+type sliceBoxes struct {
+	block [][]byte // unused slots of the current block
+	next  int      // size of the block after it
+}
+
+// Box block sizes: blocks grow from the first, so that a batch of a few
+// records takes little, up to the last.
+const (
+	firstBoxBlock = 16
+	maxBoxBlock   = 512
+)
+
+// eface is the layout of an interface value without methods.
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+func typeWord(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+var (
+	bytesType = typeWord([]byte(nil))
+	rawType   = typeWord(data.Raw(nil))
+)
+
+// box returns b as an interface value of the type typ (bytesType or
+// rawType) names: as any(b) or any(data.Raw(b)).
+func (s *sliceBoxes) box(typ unsafe.Pointer, b []byte) any {
+	if len(s.block) == 0 {
+		s.next = min(max(2*s.next, firstBoxBlock), maxBoxBlock)
+		s.block = make([][]byte, s.next)
+	}
+	p := &s.block[0]
+	*p = b
+	s.block = s.block[1:]
+	var v any
+	e := (*eface)(unsafe.Pointer(&v))
+	e.typ, e.data = typ, unsafe.Pointer(p)
+	return v
 }
 
 // bytesValue is a bytes_value as DecodeValue returns it: never nil.

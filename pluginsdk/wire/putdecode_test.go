@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -470,6 +471,60 @@ func TestDecodePutBatchAliasesItsBuffer(t *testing.T) {
 	}
 }
 
+// Bytes values and raw data are boxed in shared blocks (sliceBoxes): each
+// record keeps its own values, of their own Go types, across blocks,
+// batches decoded after it and garbage collections.
+func TestPutDecodeBoxedValuesStayPut(t *testing.T) {
+	bytesList := data.ArrayOf(data.BytesSchema)
+	var recs []*data.SinkRecord
+	for i := range 3 * maxBoxBlock {
+		r := &data.SinkRecord{Record: data.Record{Topic: "t", Partition: int32(i % 3)}, Offset: int64(i)}
+		switch i % 4 {
+		case 0:
+			r.Key, r.Value = data.Raw(fmt.Sprintf("raw key %d", i)), data.Raw(fmt.Sprintf("raw value %d", i))
+		case 1:
+			r.KeySchema, r.Key = data.BytesSchema, []byte(fmt.Sprintf("key %d", i))
+			r.ValueSchema, r.Value = bytesList, []any{[]byte(fmt.Sprintf("e%d", i)), []byte{}, []byte(fmt.Sprintf("f%d", i))}
+		case 2:
+			r.Key, r.Value = []byte(fmt.Sprintf("schemaless %d", i)), data.Raw{}
+		case 3:
+			r.Value = data.Raw(fmt.Sprintf("v%d", i))
+			r.Headers = data.Headers{{Key: "h", Value: data.Raw(fmt.Sprintf("h%d", i))},
+				{Key: "b", Schema: data.OptionalBytesSchema, Value: []byte(fmt.Sprintf("b%d", i))}}
+		}
+		recs = append(recs, r)
+	}
+	var batches [][]byte
+	for start := 0; start < len(recs); start += 100 {
+		batches = append(batches, putBytes(t, recs[start:min(start+100, len(recs))]))
+	}
+	var got [][]*data.SinkRecord
+	for _, b := range batches {
+		out, ok := fusedPutBatch(b, true)
+		if !ok {
+			t.Fatal("the fused decoder refused the batch")
+		}
+		got = append(got, out)
+		runtime.GC()
+	}
+	runtime.GC()
+	for i, b := range batches {
+		want, err := twoStepPut(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diffSinkRecords(got[i], want); d != "" {
+			t.Fatalf("batch %d: %s", i, d)
+		}
+	}
+	// The boxes hold slices of the batch, not copies.
+	v := got[0][0].Value.(data.Raw)
+	v[0] = 'X'
+	if !bytes.Contains(batches[0], []byte("Xaw value 0")) {
+		t.Fatal("a raw value is not a slice of its batch")
+	}
+}
+
 // Batches the fused decoder leaves to the two-step path, valid and not:
 // the result or the error is that path's, word for word.
 func TestDecodePutBatchOddAndInvalidLikeTwoStep(t *testing.T) {
@@ -647,4 +702,57 @@ func TestPutDecodeRecordBlocks(t *testing.T) {
 	if got := allocated(batch(same...), 5000); got > uint64(5000*per*3) {
 		t.Errorf("5000 records of one size: %d bytes allocated, more than 3× the %d they take", got, 5000*per)
 	}
+}
+
+// BenchmarkBorrowPutPluginSide is the plugin's half of a Put as a sink
+// task that borrows its records gets it (BorrowSinkRecords): decoded in
+// place. ...Cold has the batch written again before every decode by a
+// goroutine on another thread (so most likely another core), as the
+// worker's process writes it: the decoder then reads lines another core
+// holds, as it does in a pipeline, rather than its own cache.
+func BenchmarkBorrowPutPluginSide(b *testing.B) {
+	r, ref := placedSinkBatch(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := r.BorrowSinkRecords(ref)
+		if err != nil || len(out) != benchBatch {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/rec")
+}
+
+func BenchmarkBorrowPutPluginSideCold(b *testing.B) {
+	r, ref := placedSinkBatch(b)
+	batch := bytes.Clone(r.mem[ref.GetOffset() : ref.GetOffset()+ref.GetLength()])
+	write, stop := make(chan struct{}, 1), make(chan struct{})
+	var written atomic.Bool
+	go func() {
+		for {
+			select {
+			case <-write:
+				copy(r.mem[ref.GetOffset():], batch)
+				written.Store(true)
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer close(stop)
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer()
+		written.Store(false)
+		write <- struct{}{}
+		// Spin rather than block, so that the writer gets the other
+		// processor.
+		for !written.Load() {
+		}
+		b.StartTimer()
+		out, err := r.BorrowSinkRecords(ref)
+		if err != nil || len(out) != benchBatch {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/rec")
 }
