@@ -46,7 +46,7 @@ func BenchmarkSinkConvertPut(b *testing.B) {
 		var batch *sinkBatch
 		for i := 0; i < len(recs); i += DefaultSinkMaxPollRecords {
 			var err error
-			if batch, err = t.convertMore(ctx, batch, recs[i:i+DefaultSinkMaxPollRecords]); err != nil {
+			if batch, err = t.convertMore(ctx, batch, recs[i:i+DefaultSinkMaxPollRecords], false); err != nil {
 				b.Fatal(err)
 			}
 		}

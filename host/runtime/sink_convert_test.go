@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
 	"slices"
@@ -307,5 +308,68 @@ func TestSinkByteArrayDelivers(t *testing.T) {
 	}
 	if !slices.ContainsFunc(got, func(r *data.SinkRecord) bool { return r.Key == nil }) {
 		t.Fatal("no null key delivered")
+	}
+}
+
+// Fresh records of partitions that are not open are left out of the
+// batch altogether (neither delivered nor counted as consumed), group by
+// group, a partition's groups wherever they come; nothing open, or a
+// closed task, gives no batch.
+func TestSinkConvertNewSkipsClosedPartitions(t *testing.T) {
+	var recs []*kgo.Record
+	add := func(topic string, partition int32, from, n int) {
+		for i := range n {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: partition, Offset: int64(from + i),
+				Key: []byte("k"), Value: fmt.Appendf(nil, "%s-%d@%d", topic, partition, from+i),
+				Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("v")}}})
+		}
+	}
+	add("a", 0, 10, 3)
+	add("a", 1, 0, 2)
+	add("a", 0, 13, 2)
+	add("a", 2, 5, 1)
+	add("b", 0, 7, 2)
+	add("a", 1, 2, 1)
+	conv := convert.ByteArrayConverter{}
+	task := &sinkTask{cfg: SinkConfig{Pipeline: Pipeline{KeyConverter: conv, ValueConverter: conv, HeaderConverter: conv}},
+		bytesKeys: true, bytesValues: true,
+		assigned: map[topicPartition]bool{{"a", 0}: true, {"a", 2}: true, {"b", 1}: true}}
+	b, err := task.convertNew(context.Background(), slices.Clone(recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []*kgo.Record
+	for _, r := range recs {
+		if task.assigned[topicPartition{r.Topic, r.Partition}] {
+			open = append(open, r)
+		}
+	}
+	if !slices.Equal(b.consumed, open) || b.bytes != recordBytes(open) {
+		t.Fatalf("consumed %d records of %d bytes, want %d of %d", len(b.consumed), b.bytes, len(open), recordBytes(open))
+	}
+	var got []string
+	for _, r := range b.put.Records() {
+		got = append(got, string(r.Value.([]byte)))
+	}
+	if want := []string{"a-0@10", "a-0@11", "a-0@12", "a-0@13", "a-0@14", "a-2@5"}; !slices.Equal(got, want) {
+		t.Fatalf("delivered %v, want %v", got, want)
+	}
+	if want := map[topicPartition]int64{{"a", 0}: 15, {"a", 2}: 6}; !maps.Equal(b.next, want) {
+		t.Fatalf("next %v, want %v", b.next, want)
+	}
+	task.assigned = map[topicPartition]bool{{"c", 0}: true}
+	if b, err := task.convertNew(context.Background(), slices.Clone(recs)); b != nil || err != nil {
+		t.Fatalf("nothing open: %v, %v", b, err)
+	}
+	task.assigned = map[topicPartition]bool{{"a", 0}: true}
+	task.closed = true
+	if b, err := task.convertNew(context.Background(), slices.Clone(recs)); b != nil || err != nil {
+		t.Fatalf("closed: %v, %v", b, err)
+	}
+	// Without openOnly, every record is taken.
+	task.closed = false
+	b, err = task.convertMore(context.Background(), nil, recs, false)
+	if err != nil || !slices.Equal(b.consumed, recs) || b.put.Len() != len(recs) || len(b.next) != 4 || b.next[topicPartition{"a", 1}] != 3 {
+		t.Fatalf("all records: %d consumed, %d put, next %v (%v)", len(b.consumed), b.put.Len(), b.next, err)
 	}
 }

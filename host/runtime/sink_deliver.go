@@ -53,19 +53,11 @@ func (t *sinkTask) convertNew(ctx context.Context, recs []*kgo.Record) (*sinkBat
 	// A rebalance may not reach us between poll and here, but a rewind or
 	// a revocation applied before this poll leaves nothing to skip; still,
 	// never deliver for a partition that is not open.
-	var last topicPartition
-	lastOpen, first := false, true
-	recs = slices.DeleteFunc(recs, func(r *kgo.Record) bool {
-		// Records come grouped by partition: look each group up once.
-		if tp := (topicPartition{r.Topic, r.Partition}); first || tp != last {
-			last, lastOpen, first = tp, t.assigned[tp], false
-		}
-		return !lastOpen
-	})
-	if len(recs) == 0 {
-		return nil, nil
+	b, err := t.convertMore(ctx, nil, recs, true)
+	if err != nil || len(b.consumed) == 0 {
+		return nil, err
 	}
-	return t.convert(ctx, recs)
+	return b, nil
 }
 
 // deliverPipelined puts b on a goroutine of its own and meanwhile polls
@@ -114,7 +106,7 @@ func (t *sinkTask) deliverPipelined(ctx context.Context, b *sinkBatch) error {
 		}
 		// Every record is of an open partition: no callback has run
 		// since the poll that let the last rebalance through.
-		if next, convErr = t.convertMore(ctx, next, recs); convErr != nil {
+		if next, convErr = t.convertMore(ctx, next, recs, false); convErr != nil {
 			next = nil
 			break
 		}
@@ -171,39 +163,50 @@ func (t *sinkTask) discardStaged() {
 // of it went through the pipeline (the error handler has seen every
 // record that failed a stage).
 func (t *sinkTask) convert(ctx context.Context, recs []*kgo.Record) (*sinkBatch, error) {
-	return t.convertMore(ctx, nil, recs)
+	return t.convertMore(ctx, nil, recs, false)
 }
 
 // convertMore is convert adding recs to b, or to a new batch if b is nil.
-func (t *sinkTask) convertMore(ctx context.Context, b *sinkBatch, recs []*kgo.Record) (*sinkBatch, error) {
+// With openOnly, the records of partitions that are not open are left out
+// altogether, as if never consumed (then it holds mu).
+func (t *sinkTask) convertMore(ctx context.Context, b *sinkBatch, recs []*kgo.Record, openOnly bool) (*sinkBatch, error) {
 	if b == nil {
 		b = &sinkBatch{put: new(wire.SinkBatch), next: map[topicPartition]int64{}}
 	}
-	b.consumed = append(b.consumed, recs...)
 	store := make([]data.SinkRecord, len(recs))
 	b.put.Grow(len(recs))
 	var encErr error
-	for i, kr := range recs {
-		// recordBytes, in the walk the records get anyway.
-		b.bytes += len(kr.Key) + len(kr.Value)
-		for _, h := range kr.Headers {
-			b.bytes += len(h.Key) + len(h.Value)
+	// Records come grouped by partition: the partition's state is looked
+	// up, and next written, once a group.
+	for start, end := 0, 0; start < len(recs); start = end {
+		first := recs[start]
+		for end = start + 1; end < len(recs) && recs[end].Partition == first.Partition && recs[end].Topic == first.Topic; end++ {
 		}
-		// next is a map write per partition group, not per record.
-		if i+1 == len(recs) || recs[i+1].Partition != kr.Partition || recs[i+1].Topic != kr.Topic {
-			b.next[topicPartition{kr.Topic, kr.Partition}] = kr.Offset + 1
-		}
-		sr := &store[i]
-		dropped, stage, err := t.prepare(kr, sr)
-		if err != nil {
-			if dropped, err = t.recover(ctx, kr, sr, stage, err); err != nil {
-				return nil, err
-			}
-		}
-		if dropped || encErr != nil {
+		tp := topicPartition{first.Topic, first.Partition}
+		if openOnly && !t.assigned[tp] {
 			continue
 		}
-		encErr = b.put.Add(sr)
+		group := recs[start:end]
+		b.consumed = append(b.consumed, group...)
+		b.next[tp] = group[len(group)-1].Offset + 1
+		for i, kr := range group {
+			// recordBytes, in the walk the records get anyway.
+			b.bytes += len(kr.Key) + len(kr.Value)
+			for _, h := range kr.Headers {
+				b.bytes += len(h.Key) + len(h.Value)
+			}
+			sr := &store[start+i]
+			dropped, stage, err := t.prepare(kr, sr)
+			if err != nil {
+				if dropped, err = t.recover(ctx, kr, sr, stage, err); err != nil {
+					return nil, err
+				}
+			}
+			if dropped || encErr != nil {
+				continue
+			}
+			encErr = b.put.Add(sr)
+		}
 	}
 	if encErr != nil {
 		return nil, encodeError(encErr)
