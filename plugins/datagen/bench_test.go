@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -88,6 +90,57 @@ func BenchmarkPollEncoded(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 		})
 	}
+}
+
+// BenchmarkPollPlaced is what the plugin process does per record when the
+// worker shares memory with it, short of gRPC: Poll, then the SDK's
+// SourceBatch written into the region (SharedRegion.PlacePoll), 1000
+// records per answer. cpu-ns/record counts every thread of the process
+// (the garbage collector's included), as the worker's machine pays it.
+func BenchmarkPollPlaced(b *testing.B) {
+	for _, bc := range benchConfigs {
+		b.Run(bc.name, func(b *testing.B) {
+			task := startTask(b, nil, bc.props)
+			region := wire.NewSharedRegion(make([]byte, 8<<20), nil)
+			b.SetBytes(bc.bytes)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := processCPU(b)
+			var sb *wire.SourceBatch
+			for n := 0; n < b.N; {
+				if sb == nil {
+					sb = &wire.SourceBatch{}
+					sb.Grow(1000)
+				}
+				recs, err := task.Poll(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range recs {
+					if ok, err := sb.Add(r, 8<<20); !ok || err != nil {
+						b.Fatal(ok, err)
+					}
+				}
+				if sb.Len() >= 1000 {
+					if _, ok := region.PlacePoll(sb, uint64(n+1)); !ok {
+						b.Fatal("not placed")
+					}
+					sb = nil
+				}
+				n += len(recs)
+			}
+			b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/record")
+		})
+	}
+}
+
+// processCPU is the process's CPU time so far, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Skip("no getrusage:", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkBinaryPoll polls the real plugin binary over go-plugin and gRPC,
