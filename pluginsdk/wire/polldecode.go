@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -51,6 +52,26 @@ type PollBatch struct {
 	msg       *pluginv1.PollResponse
 	converted bool
 	err       error
+	// mem, from pool, holds the answer's bytes and the decoded records
+	// until Release.
+	pool *PollPool
+	mem  *pollMem
+}
+
+// Release says the caller is done with the batch: nothing reads its
+// records, their bytes, their source partitions or offsets any more, and
+// nothing will. A batch read into a PollPool's memory (TakePollPooled)
+// gives that memory back to the pool, for a later answer to be written
+// over; for any other batch Release does nothing. The batch must not be
+// used afterwards (its Records are nil). Release of a nil batch does
+// nothing; a batch may be released once.
+func (b *PollBatch) Release() {
+	if b == nil || b.mem == nil {
+		return
+	}
+	m := b.mem
+	b.mem, b.recs, b.coords = nil, nil, nil
+	b.pool.put(m)
 }
 
 // NewPollBatch wraps an answer that came inline, as a generated message;
@@ -101,6 +122,152 @@ func (r *SharedRegion) TakePoll(ref *pluginv1.SharedBatch) (*PollBatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode shared batch (%d bytes): %w", len(b), err)
 	}
+	return pb, nil
+}
+
+// PollPool is a free list of the memory Poll answers are read into from a
+// shared region: the copy of the answer and the records decoded from it.
+// Reading a batch of megabytes into memory allocated for it costs the
+// clearing of that memory and, for the records, which hold pointers, the
+// garbage collector's scanning of it; a worker task knows when it is done
+// with a batch (the acknowledgement of its last record) and hands its
+// memory back with PollBatch.Release, for the next answer.
+//
+// The pool keeps at most a few batches' memory; a batch released into a
+// full pool is left to the garbage collector (the smallest one is, so the
+// pool keeps what fits the largest answers), and so is all of it on
+// Drain. A PollPool is safe for concurrent use: batches are released from
+// whatever goroutine finished them.
+type PollPool struct {
+	mu   sync.Mutex
+	free []*pollMem
+	max  int
+	// reused counts answers that were read into memory from the pool
+	// (tests).
+	reused int
+}
+
+// pollMem is one answer's memory: its bytes and its records.
+type pollMem struct {
+	buf    []byte
+	store  []data.SourceRecord
+	recs   []*data.SourceRecord
+	coords []SourceCoords
+	// topic is the last topic name decoded into this memory, a copy:
+	// the next answer's records, most likely of the same topic, share it
+	// instead of copying it again.
+	topic string
+}
+
+// NewPollPool returns a pool that keeps the memory of at most n batches
+// (at least 1).
+func NewPollPool(n int) *PollPool {
+	return &PollPool{max: max(n, 1)}
+}
+
+// get returns memory for an answer of n bytes: the pool's whose buffer is
+// the smallest that holds n, or else another entry of the pool (whose
+// record slabs are reused; the caller replaces its buffer), or new memory.
+func (p *PollPool) get(n int) *pollMem {
+	p.mu.Lock()
+	best := -1
+	for i, m := range p.free {
+		if cap(m.buf) >= n && (best < 0 || cap(m.buf) < cap(p.free[best].buf)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		best = len(p.free) - 1
+	}
+	var m *pollMem
+	if best >= 0 {
+		m = p.free[best]
+		last := len(p.free) - 1
+		p.free[best], p.free[last] = p.free[last], nil
+		p.free = p.free[:last]
+	}
+	if m != nil && cap(m.buf) >= n {
+		p.reused++
+	}
+	p.mu.Unlock()
+	if m == nil {
+		m = &pollMem{}
+	}
+	return m
+}
+
+// put keeps m for a later get, unless the pool is full of larger memory.
+func (p *PollPool) put(m *pollMem) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < p.max {
+		p.free = append(p.free, m)
+		return
+	}
+	small := 0
+	for i, f := range p.free {
+		if cap(f.buf) < cap(p.free[small].buf) {
+			small = i
+		}
+	}
+	if cap(m.buf) > cap(p.free[small].buf) {
+		p.free[small] = m
+	}
+}
+
+// Drain lets the garbage collector have the memory the pool keeps: a task
+// whose source has nothing to give (an empty answer) may stay idle long.
+func (p *PollPool) Drain() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.free)
+	p.free = p.free[:0]
+}
+
+// TakePollPooled is TakePoll reading the answer into memory from pool,
+// which the batch keeps until its Release: the records alias that memory,
+// so they stay valid after the plugin writes its next answer in the
+// region, and until Release. Unlike TakePoll's, the records' strings
+// (topics, header keys, string values) are copies, as strings must never
+// change: their holders (franz-go's topic maps, the worker's topic
+// tracker, acknowledgements on their way to the plugin) may keep them
+// past Release. Their bytes (keys, values, header values, bytes values,
+// source partitions and offsets) alias the memory and must not be used
+// after Release. An answer the fused decoder declines is decoded the
+// two-step way, whose records keep the copy for good (its strings alias
+// it): the pool gets the record slabs back at once, and Release does
+// nothing. A nil pool is TakePoll.
+func (r *SharedRegion) TakePollPooled(ref *pluginv1.SharedBatch, pool *PollPool) (*PollBatch, error) {
+	if pool == nil {
+		return r.TakePoll(ref)
+	}
+	var m *pollMem
+	b, err := r.copyOutWith(ref, func(b []byte) []byte {
+		m = pool.get(len(b))
+		if cap(m.buf) < len(b) {
+			m.buf = cachedCloneSpare(b)
+		} else {
+			m.buf = m.buf[:len(b)]
+			cachedCopy(m.buf, b)
+		}
+		return m.buf
+	})
+	if err != nil {
+		return nil, err
+	}
+	if pb, ok := fusedPollBatchInto(b, m); ok {
+		pb.pool, pb.mem = pool, m
+		return pb, nil
+	}
+	pb, err := decodePollBatch(b)
+	if err != nil {
+		pool.put(m) // nothing refers to the copy
+		return nil, fmt.Errorf("decode shared batch (%d bytes): %w", len(b), err)
+	}
+	// The two-step path's strings alias the copy: it is the batch's own
+	// from here on, and the garbage collector's once the records are gone.
+	m.buf = nil
+	pool.put(m)
 	return pb, nil
 }
 
@@ -172,7 +339,11 @@ func checkJSONObject(b []byte) error {
 }
 
 // fusedPollBatch decodes b, or reports false for the two-step path.
-func fusedPollBatch(b []byte) (*PollBatch, bool) {
+func fusedPollBatch(b []byte) (*PollBatch, bool) { return fusedPollBatchInto(b, nil) }
+
+// fusedPollBatchInto is fusedPollBatch with the records in m's slabs, when
+// m is not nil; their strings are then copies (see TakePollPooled).
+func fusedPollBatchInto(b []byte, m *pollMem) (*PollBatch, bool) {
 	// The schema table may come anywhere in the message: read it, count
 	// the records and take first_seq, first.
 	var tableBuf [4]*pluginv1.Schema
@@ -206,9 +377,25 @@ func fusedPollBatch(b []byte) (*PollBatch, bool) {
 		return nil, false
 	}
 	d := putDecoder{schemas: dec}
-	store := make([]data.SourceRecord, count)
-	pb.recs = make([]*data.SourceRecord, count)
-	pb.coords = make([]SourceCoords, count)
+	var store []data.SourceRecord
+	if m == nil {
+		store = make([]data.SourceRecord, count)
+		pb.recs = make([]*data.SourceRecord, count)
+		pb.coords = make([]SourceCoords, count)
+	} else {
+		d.borrowed, d.topic = true, m.topic
+		if cap(m.store) < count {
+			m.store = make([]data.SourceRecord, count)
+			m.recs = make([]*data.SourceRecord, count)
+			m.coords = make([]SourceCoords, count)
+		}
+		// What the last answer left is cleared: a record is decoded
+		// field by field, and fields absent from the answer stay.
+		store = m.store[:count]
+		clear(store)
+		pb.recs, pb.coords = m.recs[:count], m.coords[:count]
+		clear(pb.coords)
+	}
 	i := 0
 	for rest := b; len(rest) > 0; {
 		num, _, _, sub, n, _ := pfield(rest)
@@ -230,6 +417,9 @@ func fusedPollBatch(b []byte) (*PollBatch, bool) {
 			}
 			last = c.Partition
 		}
+	}
+	if m != nil {
+		m.topic = d.topic
 	}
 	return pb, true
 }

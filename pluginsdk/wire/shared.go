@@ -122,6 +122,19 @@ func (r *SharedRegion) copyOut(ref *pluginv1.SharedBatch) ([]byte, error) {
 	return cachedClone(b), nil
 }
 
+// copyOutWith copies the batch ref names out of the region with copyOut,
+// which returns the copy of what it is given. A reference outside the
+// region is an error before copyOut is called.
+func (r *SharedRegion) copyOutWith(ref *pluginv1.SharedBatch, copyOut func(b []byte) []byte) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, err := r.batch(ref)
+	if err != nil {
+		return nil, err
+	}
+	return copyOut(b), nil
+}
+
 // batch is the part of the region ref names; r.mu is held.
 func (r *SharedRegion) batch(ref *pluginv1.SharedBatch) ([]byte, error) {
 	if r.closed {
@@ -154,6 +167,31 @@ func cachedClone(b []byte) []byte {
 		return []byte{}
 	}
 	return bytes.Join(pieces, nil)
+}
+
+// spareZeros is where cachedCloneSpare's spare room is copied from.
+var spareZeros [64 << 10]byte
+
+// cachedCloneSpare is cachedClone with up to an eighth more capacity
+// (at most len(spareZeros)), zeroed, so that the copy's memory holds a
+// slightly larger batch when it is reused.
+func cachedCloneSpare(b []byte) []byte {
+	pieces := make([][]byte, 0, len(b)/cacheChunk+2)
+	for rest := b; len(rest) > 0; {
+		n := min(len(rest), cacheChunk)
+		pieces = append(pieces, rest[:n])
+		rest = rest[n:]
+	}
+	pieces = append(pieces, spareZeros[:min(len(b)/8, len(spareZeros))])
+	return bytes.Join(pieces, nil)[:len(b)]
+}
+
+// cachedCopy is cachedClone into dst, which is as long as src.
+func cachedCopy(dst, src []byte) {
+	for len(src) > 0 {
+		n := copy(dst, src[:min(len(src), cacheChunk)])
+		dst, src = dst[n:], src[n:]
+	}
 }
 
 // BorrowSinkRecords decodes the Put batch ref names straight from the
