@@ -42,6 +42,10 @@ type ackTracker struct {
 	inflightBytes int64 // produced, not yet acknowledged
 	inflightRecs  int
 
+	// batches are the Poll answers with records not yet in the prefix, in
+	// poll order, each with the handle after its last record.
+	batches []trackedBatch
+
 	// notify is signalled (without blocking) whenever an acknowledgement
 	// lands, so a task waiting for room or for the drain wakes up.
 	notify chan struct{}
@@ -56,9 +60,32 @@ type ackEntry struct {
 	offset    []byte
 }
 
+type trackedBatch struct {
+	end uint64
+	b   *sourceBatch
+}
+
+// pendingOffset is a source partition's latest offset in the prefix. Its
+// bytes are the tracker's own copy (buf), not the Poll answer's: the
+// answer's memory is reused once the prefix passes its last record, and
+// the offset waits for the next flush. storeOffsets reads them only
+// through canonicalOffsets, which copies them (storage.CanonicalJSON), so
+// that a pendingOffset given back by restoreOffsets may be written over.
 type pendingOffset struct {
 	seq    uint64
-	offset []byte
+	offset []byte // nil: a null offset; else buf
+	buf    []byte
+}
+
+// set makes offset the partition's latest, copied.
+func (p *pendingOffset) set(seq uint64, offset []byte) {
+	p.seq = seq
+	if offset == nil {
+		p.offset = nil
+		return
+	}
+	p.buf = append(p.buf[:0], offset...)
+	p.offset = p.buf
 }
 
 // compactMin is how many settled entries may pile up before they are
@@ -72,8 +99,10 @@ func newAckTracker() *ackTracker {
 // add enters the records of one Poll answer, sequence numbers first,
 // first+1, ..., and returns the handle of the first; the others follow.
 // Sequence numbers must increase (the contract: they never repeat in a
-// process).
-func (t *ackTracker) add(first uint64, coords []sourceCoords) (uint64, error) {
+// process). The coordinates are kept as they are (they alias the answer)
+// until their record joins the prefix. b, if not nil, is the answer's
+// memory: its finish runs once the prefix has passed its last record.
+func (t *ackTracker) add(first uint64, coords []sourceCoords, b *sourceBatch) (uint64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if first <= t.lastSeq {
@@ -88,6 +117,9 @@ func (t *ackTracker) add(first uint64, coords []sourceCoords) (uint64, error) {
 		t.entries = append(t.entries, ackEntry{seq: first + uint64(i), partition: partition, offset: c.offset})
 	}
 	t.lastSeq = first + uint64(len(coords)) - 1
+	if b != nil {
+		t.batches = append(t.batches, trackedBatch{end: h + uint64(len(coords)), b: b})
+	}
 	return h, nil
 }
 
@@ -148,20 +180,37 @@ func (t *ackTracker) ack(h uint64, r *kgo.Record) {
 	}
 }
 
-// advanceLocked moves the prefix over the acknowledged records at its front.
+// advanceLocked moves the prefix over the acknowledged records at its
+// front, and finishes the Poll answers it passed: from here on the tracker
+// holds nothing of theirs (a partition's JSON is copied into the map's key,
+// its offset into the pendingOffset), and neither does anything else that
+// handled their records (sourceBatch). finish runs under t.mu; it only
+// puts memory on free lists, whose locks never wait for t.mu.
 func (t *ackTracker) advanceLocked() {
 	for t.head < len(t.entries) && t.entries[t.head].done {
 		e := &t.entries[t.head]
 		if e.partition != nil {
-			if p, ok := t.offsets[string(e.partition)]; ok {
-				p.seq, p.offset = e.seq, e.offset
-			} else {
-				t.offsets[string(e.partition)] = &pendingOffset{seq: e.seq, offset: e.offset}
+			p, ok := t.offsets[string(e.partition)]
+			if !ok {
+				p = &pendingOffset{}
+				t.offsets[string(e.partition)] = p
 			}
+			p.set(e.seq, e.offset)
 		}
 		t.ackedThrough = e.seq
 		*e = ackEntry{}
 		t.head++
+	}
+	prefix := t.base + uint64(t.head) // the first handle not in the prefix
+	n := 0
+	for n < len(t.batches) && t.batches[n].end <= prefix {
+		t.batches[n].b.finish()
+		n++
+	}
+	if n > 0 {
+		k := copy(t.batches, t.batches[n:])
+		clear(t.batches[k:])
+		t.batches = t.batches[:k]
 	}
 	switch {
 	case t.head == len(t.entries):

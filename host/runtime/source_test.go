@@ -139,11 +139,11 @@ func TestAckTrackerPrefix(t *testing.T) {
 	for seq := 1; seq <= 6; seq++ {
 		coords = append(coords, sourceCoords{part(seq % 2), off(seq)})
 	}
-	h0, err := tr.add(1, coords[:4])
+	h0, err := tr.add(1, coords[:4], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h4, err := tr.add(5, coords[4:])
+	h4, err := tr.add(5, coords[4:], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestAckTrackerPrefix(t *testing.T) {
 			t.Fatal("no room under the limit")
 		}
 	}
-	if _, err := tr.add(3, coords[:1]); err == nil {
+	if _, err := tr.add(3, coords[:1], nil); err == nil {
 		t.Error("a repeated sequence number was accepted")
 	}
 	written := &kgo.Record{Topic: "t", Partition: 1, Offset: 7, Timestamp: time.UnixMilli(5)}
@@ -169,7 +169,7 @@ func TestAckTrackerPrefix(t *testing.T) {
 	if b, n := tr.inflight(); b != 30 || n != 3 {
 		t.Errorf("in flight = %d bytes, %d records; want 30, 3", b, n)
 	}
-	h7, _ := tr.add(7, []sourceCoords{{part(1), off(7)}})
+	h7, _ := tr.add(7, []sourceCoords{{part(1), off(7)}}, nil)
 	if tr.tryProduce(h7, 35, 60) {
 		t.Error("a record beyond the limit was let through")
 	}
@@ -223,7 +223,7 @@ func TestAckTrackerCompaction(t *testing.T) {
 	const n = 10 * compactMin
 	hs := make([]uint64, 0, n)
 	for seq := uint64(1); seq <= n; seq++ {
-		h, _ := tr.add(seq, []sourceCoords{{[]byte(`{"p":0}`), []byte(fmt.Sprintf(`{"o":%d}`, seq))}})
+		h, _ := tr.add(seq, []sourceCoords{{[]byte(`{"p":0}`), []byte(fmt.Sprintf(`{"o":%d}`, seq))}}, nil)
 		if !tr.tryProduce(h, 1, 1<<30) {
 			t.Fatal("no room")
 		}
@@ -243,7 +243,7 @@ func TestAckTrackerCompaction(t *testing.T) {
 	// Interleave: ack the first half in order, add more, then the rest.
 	hs = hs[:0]
 	for seq := uint64(n + 1); seq <= 3*n; seq++ {
-		h, _ := tr.add(seq, []sourceCoords{{partition: []byte(`{"p":0}`)}})
+		h, _ := tr.add(seq, []sourceCoords{{partition: []byte(`{"p":0}`)}}, nil)
 		hs = append(hs, h)
 		if len(hs) > compactMin {
 			tr.ack(hs[len(hs)-compactMin-1], nil)

@@ -59,13 +59,24 @@ type sourcePlugin struct {
 	in     *plugin.Instance
 	stats  *sharedStats
 	shared *wire.SharedRegion // set by Start if accepted; then read-only
+	// answers is the memory answers in the region are read into, given
+	// back by the task (PollBatch.Release) once it is done with a batch;
+	// set with shared.
+	answers *wire.PollPool
 }
+
+// pollPoolSize is how many answers' memory a source task keeps for reuse
+// (as many as the runner keeps batches of Kafka records; see its
+// batchPool): batches finish in bursts, and a pool smaller than a burst
+// lets the rest go.
+const pollPoolSize = 8
 
 func (p *sourcePlugin) Start(ctx context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error) {
 	req.SharedMemory = p.in.SharedMemory()
 	resp, err := p.in.SourceTask().Start(ctx, req)
 	if err == nil && resp.GetSharedMemory() && req.SharedMemory != nil {
 		p.shared = p.in.Shared()
+		p.answers = wire.NewPollPool(pollPoolSize)
 	}
 	return resp, err
 }
@@ -82,14 +93,20 @@ func (p *sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wi
 		if batch == nil {
 			batch = wire.NewPollBatch(resp)
 		}
+		if batch.Len() == 0 && p.answers != nil {
+			// Nothing to give: the task may stay idle long, and the
+			// memory kept for answers is the garbage collector's.
+			p.answers.Drain()
+		}
 		return batch, nil
 	}
 	if p.shared == nil {
 		return nil, &wire.Error{Kind: wire.KindFatal, Message: "the plugin answered a poll through shared memory it had not accepted"}
 	}
 	// The answer is copied out of the region before the next Poll lets
-	// the plugin write it again, and read straight into records.
-	batch, err = p.shared.TakePoll(resp.GetShared())
+	// the plugin write it again, into the memory of a batch the task is
+	// done with, and read straight into records.
+	batch, err = p.shared.TakePollPooled(resp.GetShared(), p.answers)
 	if err != nil {
 		return nil, &wire.Error{Kind: wire.KindFatal, Message: "read the poll answer from shared memory: " + err.Error()}
 	}
