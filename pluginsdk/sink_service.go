@@ -28,6 +28,10 @@ type sinkInstance struct {
 	// shared is the region the worker offered, if it could be mapped:
 	// batches may then arrive through it.
 	shared *wire.SharedRegion
+	// borrowed is where batches are decoded for a task that borrows its
+	// records (RecordBorrower): used by the holder of busy, one Put at a
+	// time, each done with its records before the next decodes.
+	borrowed wire.BorrowBuffer
 }
 
 type sinkService struct {
@@ -147,7 +151,11 @@ func (ks *sinkService) Put(ctx context.Context, req *pluginv1.PutRequest) (*plug
 				return nil, toStatus(ctx, fmt.Errorf("put: %w", err))
 			}
 			if borrows {
-				take = inst.shared.BorrowSinkRecords
+				// The records themselves are reused too, Put after Put:
+				// the task keeps none.
+				take = func(ref *pluginv1.SharedBatch) ([]*data.SinkRecord, error) {
+					return inst.shared.BorrowSinkRecordsInto(ref, &inst.borrowed)
+				}
 			}
 		}
 		if recs, err = take(ref); err != nil {

@@ -93,6 +93,12 @@ type putDecoder struct {
 // that starts each block instead. A table entry after a record is left to
 // the two-step path.
 func fusedPutBatch(b []byte, borrowed bool) ([]*data.SinkRecord, bool) {
+	return fusedPutBatchInto(b, borrowed, nil)
+}
+
+// fusedPutBatchInto is fusedPutBatch decoding into buf's memory, if buf
+// is not nil.
+func fusedPutBatchInto(b []byte, borrowed bool, buf *BorrowBuffer) ([]*data.SinkRecord, bool) {
 	var tableBuf [4]*pluginv1.Schema
 	table := tableBuf[:0]
 	rest := b
@@ -114,6 +120,13 @@ func fusedPutBatch(b []byte, borrowed bool) ([]*data.SinkRecord, bool) {
 	}
 	d := putDecoder{schemas: dec, borrowed: borrowed}
 	var out []*data.SinkRecord
+	var recBlocks *reuseBlocks[data.SinkRecord]
+	if buf != nil {
+		buf.recs.rewind()
+		buf.boxes.rewind()
+		recBlocks, d.boxes.reuse = &buf.recs, &buf.boxes
+		out = buf.out[:0]
+	}
 	var store []data.SinkRecord
 	for len(rest) > 0 {
 		num, sub, n := topField(rest)
@@ -121,12 +134,15 @@ func fusedPutBatch(b []byte, borrowed bool) ([]*data.SinkRecord, bool) {
 			return nil, false
 		}
 		if len(store) == 0 {
-			// As many more as records of this size would fill the rest,
-			// but at most as many again as decoded so far (and 64): a
-			// small first record must not size a block for a batch of
-			// large ones. Records of one size get blocks of 64, 128, ...
-			// and a last one that fits.
-			store = make([]data.SinkRecord, min(len(rest)/n+1, 64+len(out), maxRecordBlock))
+			if store = recBlocks.take(); store == nil {
+				// As many more as records of this size would fill the
+				// rest, but at most as many again as decoded so far (and
+				// 64): a small first record must not size a block for a
+				// batch of large ones. Records of one size get blocks of
+				// 64, 128, ... and a last one that fits.
+				store = make([]data.SinkRecord, min(len(rest)/n+1, 64+len(out), maxRecordBlock))
+				recBlocks.keep(store, maxBorrowRecords)
+			}
 		}
 		r := &store[0]
 		store = store[1:]
@@ -139,7 +155,89 @@ func fusedPutBatch(b []byte, borrowed bool) ([]*data.SinkRecord, bool) {
 	if out == nil {
 		out = []*data.SinkRecord{}
 	}
+	if buf != nil && cap(out) <= maxBorrowRecords {
+		buf.out = out
+	}
 	return out, true
+}
+
+// BorrowBuffer is the memory one sink task's borrowed batches are decoded
+// into (BorrowSinkRecordsInto), batch after batch: the records of a batch,
+// the slice of pointers to them, and the interface boxes of their bytes
+// values and raw data (sliceBoxes) are those of the batch before it,
+// cleared and written again, rather than allocated anew and left to the
+// garbage collector, which for a batch of small records costs about as
+// much as decoding it. What records hold besides (strings, structs,
+// arrays, maps, header lists) is allocated for each batch, as before.
+//
+// At most maxBorrowRecords records and twice as many boxes are kept
+// between batches; a larger batch allocates the rest for itself. The zero
+// BorrowBuffer is ready for use. It is not safe for concurrent use.
+type BorrowBuffer struct {
+	recs  reuseBlocks[data.SinkRecord]
+	boxes reuseBlocks[[]byte]
+	out   []*data.SinkRecord
+}
+
+// maxBorrowRecords bounds the records a BorrowBuffer keeps between batches
+// (about 3 MiB of them).
+const maxBorrowRecords = 1 << 14
+
+// BorrowSinkRecordsInto is BorrowSinkRecords, decoding into buf: the
+// records it returns, and the []byte and data.Raw values in them (at any
+// depth), are overwritten by the next call with buf, as the region's bytes
+// they point into are by the next batch. Strings, and the structs, arrays
+// and maps a record holds, are not reused.
+func (r *SharedRegion) BorrowSinkRecordsInto(ref *pluginv1.SharedBatch, buf *BorrowBuffer) ([]*data.SinkRecord, error) {
+	r.mu.Lock()
+	b, err := r.batch(ref)
+	var recs []*data.SinkRecord
+	ok := false
+	if err == nil {
+		recs, ok = fusedPutBatchInto(b, true, buf)
+	}
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return recs, nil
+	}
+	// What the fused decoder declined in place, it declines on a copy.
+	return r.takeSinkRecords(ref, twoStepPutBatch)
+}
+
+// reuseBlocks are blocks of T handed out again, in the same order, batch
+// after batch (a nil *reuseBlocks keeps nothing).
+type reuseBlocks[T any] struct {
+	blocks [][]T
+	kept   int // elements in blocks
+	next   int // the block take hands out next
+}
+
+// rewind starts a batch: take hands out the first block again.
+func (rb *reuseBlocks[T]) rewind() { rb.next = 0 }
+
+// take returns the next kept block, cleared, or nil when none is left.
+func (rb *reuseBlocks[T]) take() []T {
+	if rb == nil || rb.next == len(rb.blocks) {
+		return nil
+	}
+	b := rb.blocks[rb.next]
+	rb.next++
+	clear(b)
+	return b
+}
+
+// keep adds b, just allocated after take found no block, to the blocks
+// kept, if they stay within max elements.
+func (rb *reuseBlocks[T]) keep(b []T, max int) {
+	if rb == nil || rb.kept+len(b) > max {
+		return
+	}
+	rb.blocks = append(rb.blocks, b)
+	rb.kept += len(b)
+	rb.next = len(rb.blocks)
 }
 
 // maxRecordBlock bounds the records allocated at once.
@@ -514,6 +612,9 @@ func (d *putDecoder) schemaless(num protowire.Number, x uint64, sub []byte, dept
 type sliceBoxes struct {
 	block [][]byte // unused slots of the current block
 	next  int      // size of the block after it
+	// reuse, if not nil, hands out blocks of a batch before (BorrowBuffer)
+	// and keeps new ones.
+	reuse *reuseBlocks[[]byte]
 }
 
 // Box block sizes: blocks grow from the first, so that a batch of a few
@@ -539,8 +640,7 @@ var (
 // rawType) names: as any(b) or any(data.Raw(b)).
 func (s *sliceBoxes) box(typ unsafe.Pointer, b []byte) any {
 	if len(s.block) == 0 {
-		s.next = min(max(2*s.next, firstBoxBlock), maxBoxBlock)
-		s.block = make([][]byte, s.next)
+		s.refill()
 	}
 	p := &s.block[0]
 	*p = b
@@ -549,6 +649,18 @@ func (s *sliceBoxes) box(typ unsafe.Pointer, b []byte) any {
 	e := (*eface)(unsafe.Pointer(&v))
 	e.typ, e.data = typ, unsafe.Pointer(p)
 	return v
+}
+
+// refill starts a block: one kept from a batch before, else a new one,
+// larger than the last.
+func (s *sliceBoxes) refill() {
+	if s.block = s.reuse.take(); s.block != nil {
+		s.next = len(s.block)
+		return
+	}
+	s.next = min(max(2*s.next, firstBoxBlock), maxBoxBlock)
+	s.block = make([][]byte, s.next)
+	s.reuse.keep(s.block, 2*maxBorrowRecords)
 }
 
 // bytesValue is a bytes_value as DecodeValue returns it: never nil.

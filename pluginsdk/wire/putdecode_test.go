@@ -525,6 +525,150 @@ func TestPutDecodeBoxedValuesStayPut(t *testing.T) {
 	}
 }
 
+// Batches decoded one after another into one BorrowBuffer, larger and
+// smaller, of records with and without headers, structs, original topics
+// and so on, come out as the two-step path gives them: nothing of a batch
+// before shows through the memory it leaves for the next.
+func TestBorrowBufferMatchesTwoStep(t *testing.T) {
+	samples := putSamples(t)
+	order := slices.Clone(samples)
+	slices.Reverse(order)
+	order = append(order, samples...)
+	// Large batches between small ones.
+	big := putBytes(t, sinkBytesBatch())
+	for i := 0; i < len(samples); i += 40 {
+		order = append(order, big, samples[i], big, samples[len(samples)-1-i])
+	}
+	var buf BorrowBuffer
+	for i, b := range order {
+		want, err := twoStepPut(bytes.Clone(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := fusedPutBatchInto(bytes.Clone(b), true, &buf)
+		if !ok {
+			t.Fatalf("batch %d: the fused decoder refused it", i)
+		}
+		if d := diffSinkRecords(got, want); d != "" {
+			t.Fatalf("batch %d: %s", i, d)
+		}
+	}
+	if buf.recs.kept == 0 || buf.boxes.kept == 0 || cap(buf.out) < benchBatch {
+		t.Fatalf("the buffer kept %d records, %d boxes, room for %d pointers", buf.recs.kept, buf.boxes.kept, cap(buf.out))
+	}
+}
+
+// Through the region: what BorrowSinkRecords gives, good batches and bad,
+// also when the decoder declines a batch in place.
+func TestBorrowSinkRecordsInto(t *testing.T) {
+	region := newTestRegion(t, 8<<20)
+	var buf BorrowBuffer
+	batches := [][]*data.SinkRecord{sinkBytesBatch(), edgeSinkRecords(), sinkBytesBatch()[:10], nil}
+	for _, rb := range randomRecordBatches(23, 40) {
+		batches = append(batches, rb.sink)
+	}
+	for i, recs := range batches {
+		ref, ok := region.PlacePut(addAll(t, recs))
+		if !ok {
+			t.Fatal("not placed")
+		}
+		want, err := region.BorrowSinkRecords(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := region.BorrowSinkRecordsInto(ref, &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diffSinkRecords(got, want); d != "" && !sinkRecordsHaveGoMaps(recs) {
+			t.Fatalf("batch %d: %s", i, d)
+		}
+	}
+	// A field the fused decoder leaves to protobuf (unknown field 99 of a
+	// record): the two-step path's records.
+	odd := protowire.AppendTag(putBytes(t, sinkBytesBatch()[:1])[:0:0], 2, protowire.BytesType)
+	rec := protowire.AppendTag(nil, 99, protowire.VarintType)
+	rec = protowire.AppendVarint(rec, 1)
+	odd = protowire.AppendBytes(odd, rec)
+	ref, _ := region.Place(&pluginv1.PutRequest{})
+	copy(region.mem, odd)
+	ref.Length = uint64(len(odd))
+	if _, ok := fusedPutBatch(bytes.Clone(odd), true); ok {
+		t.Fatal("the fused decoder read an unknown field")
+	}
+	got, err := region.BorrowSinkRecordsInto(ref, &buf)
+	want, wantErr := region.BorrowSinkRecords(ref)
+	if err != nil || wantErr != nil || diffSinkRecords(got, want) != "" || len(got) != 1 {
+		t.Fatalf("declined batch: %d records, %v; want %d, %v", len(got), err, len(want), wantErr)
+	}
+	// Errors are BorrowSinkRecords' own.
+	for _, bad := range []*pluginv1.SharedBatch{{Offset: 8 << 20, Length: 1}, {Length: 64}} {
+		if bad.GetOffset() == 0 {
+			copy(region.mem, bytes.Repeat([]byte{0xFF}, 64))
+		}
+		_, err := region.BorrowSinkRecordsInto(bad, &buf)
+		_, want := region.BorrowSinkRecords(bad)
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Fatalf("%v: error %v, want %v", bad, err, want)
+		}
+	}
+}
+
+// A batch decoded again into a BorrowBuffer allocates next to nothing, and
+// a batch larger than the buffer keeps is decoded whole while the buffer
+// keeps no more than its bound.
+func TestBorrowBufferReusesAndBounds(t *testing.T) {
+	b := putBytes(t, sinkBytesBatch())
+	var buf BorrowBuffer
+	if _, ok := fusedPutBatchInto(b, true, &buf); !ok {
+		t.Fatal("refused")
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if recs, ok := fusedPutBatchInto(b, true, &buf); !ok || len(recs) != benchBatch {
+			t.Fatal("refused")
+		}
+	})
+	// The schema table, its decoder and the topic string.
+	if allocs > 10 {
+		t.Fatalf("%v allocations to decode %d records again", allocs, benchBatch)
+	}
+
+	many := make([]*data.SinkRecord, 3*maxBorrowRecords)
+	for i := range many {
+		many[i] = &data.SinkRecord{Record: data.Record{Topic: "t", Key: data.Raw{byte(i)}, Value: data.Raw{byte(i >> 8)}}, Offset: int64(i)}
+	}
+	mb := putBytes(t, many)
+	for range 2 {
+		got, ok := fusedPutBatchInto(mb, true, &buf)
+		if !ok || len(got) != len(many) {
+			t.Fatalf("refused, or %d records", len(got))
+		}
+		// (diffSinkRecords compares schemas pairwise: too slow here.)
+		for i, r := range got {
+			k, v := r.Key.(data.Raw), r.Value.(data.Raw)
+			if r.Offset != int64(i) || r.Topic != "t" || len(k) != 1 || k[0] != byte(i) || len(v) != 1 || v[0] != byte(i>>8) ||
+				r.Headers != nil || r.KeySchema != nil || r.ValueSchema != nil {
+				t.Fatalf("record %d: %+v", i, r)
+			}
+		}
+		if buf.recs.kept > maxBorrowRecords || buf.boxes.kept > 2*maxBorrowRecords || cap(buf.out) > maxBorrowRecords {
+			t.Fatalf("the buffer keeps %d records, %d boxes, %d pointers", buf.recs.kept, buf.boxes.kept, cap(buf.out))
+		}
+	}
+	if got, ok := fusedPutBatchInto(b, true, &buf); !ok || diffSinkRecords(got, mustTwoStep(t, b)) != "" {
+		t.Fatal("a small batch after a large one differs")
+	}
+}
+
+func mustTwoStep(t *testing.T, b []byte) []*data.SinkRecord {
+	t.Helper()
+	recs, err := twoStepPut(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
 // Batches the fused decoder leaves to the two-step path, valid and not:
 // the result or the error is that path's, word for word.
 func TestDecodePutBatchOddAndInvalidLikeTwoStep(t *testing.T) {
@@ -705,12 +849,26 @@ func TestPutDecodeRecordBlocks(t *testing.T) {
 }
 
 // BenchmarkBorrowPutPluginSide is the plugin's half of a Put as a sink
-// task that borrows its records gets it (BorrowSinkRecords): decoded in
-// place. ...Cold has the batch written again before every decode by a
+// task that borrows its records gets it (BorrowSinkRecordsInto): decoded
+// in place, into the memory of the batch before. ...Cold has the batch written again before every decode by a
 // goroutine on another thread (so most likely another core), as the
 // worker's process writes it: the decoder then reads lines another core
 // holds, as it does in a pipeline, rather than its own cache.
 func BenchmarkBorrowPutPluginSide(b *testing.B) {
+	r, ref := placedSinkBatch(b)
+	var buf BorrowBuffer
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := r.BorrowSinkRecordsInto(ref, &buf)
+		if err != nil || len(out) != benchBatch {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/rec")
+}
+
+// BenchmarkBorrowPutPluginSideNoBuffer allocates every batch's records.
+func BenchmarkBorrowPutPluginSideNoBuffer(b *testing.B) {
 	r, ref := placedSinkBatch(b)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -739,6 +897,7 @@ func BenchmarkBorrowPutPluginSideCold(b *testing.B) {
 		}
 	}()
 	defer close(stop)
+	var buf BorrowBuffer
 	b.ReportAllocs()
 	for range b.N {
 		b.StopTimer()
@@ -749,7 +908,7 @@ func BenchmarkBorrowPutPluginSideCold(b *testing.B) {
 		for !written.Load() {
 		}
 		b.StartTimer()
-		out, err := r.BorrowSinkRecords(ref)
+		out, err := r.BorrowSinkRecordsInto(ref, &buf)
 		if err != nil || len(out) != benchBatch {
 			b.Fatal(err)
 		}
