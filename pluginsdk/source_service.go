@@ -40,6 +40,10 @@ type sourceInstance struct {
 	cancel    context.CancelFunc
 	stopOnce  sync.Once
 
+	// recycler gets back the records answered through shared memory; nil
+	// when the task has no RecycleRecords, or has CommitRecord.
+	recycler RecordRecycler
+
 	// pollSem admits one task.Poll caller at a time: a Poll RPC, or the
 	// fill that polls ahead after it (the RPC hands its hold over). Stop
 	// takes it to wait for either to return. The fields below belong to
@@ -101,6 +105,11 @@ func (ss *sourceService) Start(ctx context.Context, req *pluginv1.SourceTaskStar
 	}
 	inst.committer, _ = task.(Committer)
 	inst.acker, _ = task.(RecordCommitter)
+	if inst.acker == nil {
+		// CommitRecord gets the records after the answer: they are not
+		// the SDK's to give back.
+		inst.recycler, _ = task.(RecordRecycler)
+	}
 	// A task with Commit may take "everything Poll returned" as delivered
 	// when it commits (SourceTask.commit's own wording); records held
 	// ahead would then be acknowledged upstream without reaching Kafka.
@@ -158,6 +167,14 @@ func (ss *sourceService) Poll(ctx context.Context, req *pluginv1.PollRequest) (*
 	resp, err := inst.answer(b, firstSeq)
 	if err != nil {
 		return nil, toStatus(ctx, fmt.Errorf("poll: %w", err))
+	}
+	if resp.GetShared() != nil && inst.recycler != nil {
+		// The region holds the worker's copy: the records are read no
+		// more. An inline answer is marshalled after this call returns,
+		// from the records' own bytes, so those are not given back.
+		if err := ss.s.guard("recycle records", func() error { inst.recycler.RecycleRecords(b.records()); return nil }); err != nil {
+			return nil, toStatus(ctx, fmt.Errorf("poll: %w", err))
+		}
 	}
 	if inst.prefetch && inst.pendingErr == nil && inst.life.Err() == nil {
 		// Fill the next batch while the worker handles this one; the
