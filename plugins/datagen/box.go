@@ -48,6 +48,13 @@ func (b *boxer[T]) box(x T) any {
 	p := &b.block[0]
 	*p = x
 	b.block = b.block[1:len(b.block):len(b.block)]
+	return b.at(p)
+}
+
+// at returns an interface value of T whose data word points at *p: what
+// it holds changes when *p is written. p must stay valid while the
+// interface is in use (a field of a heap object that holds it).
+func (b *boxer[T]) at(p *T) any {
 	var v any
 	e := (*eface)(unsafe.Pointer(&v))
 	e.typ, e.data = b.typ, unsafe.Pointer(p)

@@ -44,7 +44,9 @@ type generator struct {
 	// strings over it without a copy.
 	text []byte
 	// arena is where raw keys and values are carved from: one allocation
-	// for many records instead of one per record (see arenaChunk).
+	// for many records instead of one per record (see arenaChunk). Poll's
+	// records keep theirs and fill it again when they come back (see
+	// polled).
 	arena []byte
 	// raws boxes raw keys and values (see boxer).
 	raws *boxer[data.Raw]
@@ -189,8 +191,7 @@ func (g *generator) timestamp(seq int64) int64 {
 // record returns the key and value of record seq, with their schemas (nil
 // schemas for raw bytes).
 func (g *generator) record(seq int64) (keySchema *data.Schema, key any, valueSchema *data.Schema, value any) {
-	h := splitmix(g.seed ^ uint64(seq))
-	g.rng.Seed(h, splitmix(h))
+	g.seedFor(seq)
 	if g.raw {
 		k, v := g.rawRecord(seq)
 		if k != nil {
@@ -222,53 +223,93 @@ func (g *generator) record(seq int64) (keySchema *data.Schema, key any, valueSch
 	return keySchema, key, g.schema, v
 }
 
+// seedFor starts record seq's random draws.
+func (g *generator) seedFor(seq int64) {
+	h := splitmix(g.seed ^ uint64(seq))
+	g.rng.Seed(h, splitmix(h))
+}
+
+// rawInto is record for the raw format, writing the key and value into
+// buf (from its start) rather than the arena, or, when buf is too small,
+// into a new buffer with some room to spare, which it returns for the
+// next record.
+func (g *generator) rawInto(seq int64, buf []byte) (key, value, out []byte) {
+	g.seedFor(seq)
+	r := g.rawParts(seq)
+	n := r.len()
+	if cap(buf) < n {
+		// Keys and JSON without a payload vary in length from record
+		// to record.
+		if m := n + n/16 + 16; m <= maxArenaValue {
+			buf = g.alloc(m)
+		} else {
+			buf = noZero(m)
+		}
+	}
+	key, value = r.copyTo(buf[:n])
+	return key, value, buf
+}
+
 // rawRecord writes record seq as JSON. The key, if any, and the value are
-// slices of the arena or, for a long value, an allocation of its own; the
-// worker owns them once Poll returns, and nothing writes them again.
+// slices of the arena or, for a long value, an allocation of their own,
+// which nothing writes again.
 func (g *generator) rawRecord(seq int64) (key, value data.Raw) {
+	r := g.rawParts(seq)
+	var out []byte
+	if n := r.len(); n <= maxArenaValue {
+		out = g.alloc(n)
+	} else {
+		out = noZero(n)[:n]
+	}
+	return r.copyTo(out)
+}
+
+// rawParts is what record seq's raw key and value are made of: the JSON
+// the writer holds (g.w), a window of the text pool, a closing tail, and
+// the key, a slice of the writer's JSON. Valid until the next record.
+type rawParts struct {
+	head, text []byte
+	tail       string
+	key        []byte
+	keyed      bool
+}
+
+func (g *generator) rawParts(seq int64) rawParts {
 	w := g.w
 	w.reset()
 	g.q.gen(g, seq, nil, w)
+	var r rawParts
 	if g.payloadIdx < 0 {
 		w.end()
-		value = g.copyOut(w.b)
 	} else {
 		w.field(g.payloadIdx)
 		w.b = append(w.b, '"')
 		// The payload fills what the rest leaves of record.size.
 		n := max(g.recordSize-len(w.b)-len(`"}`), 0)
-		text := g.payload(seq, n)
-		value = g.join(w.b, text, `"}`)
+		r.text, r.tail = g.payload(seq, n), `"}`
 	}
+	r.head = w.b
 	if g.keyIdx >= 0 {
-		key = g.copyOut(w.key(g.keySchema.Type == data.String))
+		r.key, r.keyed = w.key(g.keySchema.Type == data.String), true
+	}
+	return r
+}
+
+// len is how many bytes the value and the key take together.
+func (r *rawParts) len() int { return len(r.head) + len(r.text) + len(r.tail) + len(r.key) }
+
+// copyTo writes the value and then the key into out, r.len() bytes, and
+// returns them (key nil without a key field).
+func (r *rawParts) copyTo(out []byte) (key, value []byte) {
+	p := copy(out, r.head)
+	p += copy(out[p:], r.text)
+	p += copy(out[p:], r.tail)
+	value = out[:p:p]
+	if r.keyed {
+		copy(out[p:], r.key)
+		key = out[p:len(out):len(out)]
 	}
 	return key, value
-}
-
-// copyOut copies b into the arena.
-func (g *generator) copyOut(b []byte) []byte {
-	out := g.alloc(len(b))
-	copy(out, b)
-	return out
-}
-
-// join returns head, text and tail one after the other, in the arena or,
-// when long, in an allocation of their own. tail is not empty, so the
-// result never shares head's memory.
-func (g *generator) join(head, text []byte, tail string) []byte {
-	n := len(head) + len(text) + len(tail)
-	if n > maxArenaValue {
-		// Appending to a full slice allocates without zeroing what the
-		// append fills: cheaper than a zeroed buffer filled by copy.
-		b := append(head[:len(head):len(head)], text...)
-		return append(b, tail...)
-	}
-	b := g.alloc(n)
-	p := copy(b, head)
-	p += copy(b[p:], text)
-	copy(b[p:], tail)
-	return b
 }
 
 // word is a vocabulary entry packed for appendText: its letters and a

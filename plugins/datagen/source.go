@@ -114,6 +114,11 @@ type DatagenTask struct {
 	// paceStart + paced*spacing.
 	paceStart time.Time
 	paced     int64
+
+	// Records to fill (see polled): those the SDK gave back, and the
+	// unused rest of the last block.
+	free  []*polled
+	block []polled
 }
 
 var _ pluginsdk.SourceTask = (*DatagenTask)(nil)
@@ -181,21 +186,18 @@ func (t *DatagenTask) Poll(ctx context.Context) ([]*data.SourceRecord, error) {
 		t.paced += n
 	}
 	t.g.setClock(now)
-	// One allocation for the batch's records rather than one each.
-	slab := make([]data.SourceRecord, n)
 	recs := make([]*data.SourceRecord, n)
 	for i := range recs {
-		seq := t.next
-		ks, k, vs, v := t.g.record(seq)
-		recs[i] = &slab[i]
-		slab[i] = data.SourceRecord{
-			Record: data.Record{
-				Topic: t.s.topic, Partition: data.NoPartition,
-				KeySchema: ks, Key: k, ValueSchema: vs, Value: v,
-			},
-			SourcePartition: t.partition,
-			SourceOffset:    map[string]any{seqField: t.seqs.box(seq)},
+		p := t.take(int(n) - i)
+		p.seq = t.next
+		if t.s.raw {
+			var k, v []byte
+			k, v, p.buf = t.g.rawInto(p.seq, p.buf)
+			p.key, p.value = k, v
+		} else {
+			p.rec.KeySchema, p.rec.Key, p.rec.ValueSchema, p.rec.Value = t.g.record(p.seq)
 		}
+		recs[i] = &p.rec
 		t.next++
 	}
 	return recs, nil

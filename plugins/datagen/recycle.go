@@ -1,0 +1,64 @@
+package main
+
+import (
+	"unsafe"
+
+	"github.com/sluice-io/sluice/pluginsdk"
+	"github.com/sluice-io/sluice/pluginsdk/data"
+)
+
+// A record Poll returns lives in a polled, with the memory behind it: its
+// offset map, the slots its raw key, raw value and offset's seq are boxed
+// in (rec's interface values point at them: writing a slot changes what
+// the record holds, without touching the record or its map), and the
+// bytes of the key and value. When the SDK is done with a record (it wrote
+// the worker's copy into shared memory) it gives the record back
+// (RecycleRecords), and Poll fills it again instead of allocating a record,
+// a map and a value for every record and leaving the garbage collector to
+// find them: most of what a record cost beyond its JSON and the copies of
+// its bytes. Records the SDK does not give back (answered inline) are the
+// garbage collector's, as before.
+type polled struct {
+	// rec is first: a record given back is the address of its polled.
+	rec        data.SourceRecord
+	key, value data.Raw
+	seq        int64
+	buf        []byte // where key and value are written
+}
+
+var _ pluginsdk.RecordRecycler = (*DatagenTask)(nil)
+
+// RecycleRecords takes back records Poll returned, to fill them again.
+func (t *DatagenTask) RecycleRecords(recs []*data.SourceRecord) {
+	for _, r := range recs {
+		// The SDK gives back only records this task's Poll returned,
+		// each of which is the rec of a polled.
+		t.free = append(t.free, (*polled)(unsafe.Pointer(r)))
+	}
+}
+
+// take returns a record to fill, of those given back if any, else new
+// (from a block of up to want, the records Poll still has to fill).
+func (t *DatagenTask) take(want int) *polled {
+	if n := len(t.free); n > 0 {
+		p := t.free[n-1]
+		t.free[n-1] = nil
+		t.free = t.free[:n-1]
+		return p
+	}
+	if len(t.block) == 0 {
+		t.block = make([]polled, want)
+	}
+	p := &t.block[0]
+	t.block = t.block[1:]
+	p.rec.Topic, p.rec.Partition = t.s.topic, data.NoPartition
+	p.rec.SourcePartition = t.partition
+	p.rec.SourceOffset = map[string]any{seqField: t.seqs.at(&p.seq)}
+	if t.s.raw {
+		if t.g.keyIdx >= 0 {
+			p.rec.Key = t.g.raws.at(&p.key)
+		}
+		p.rec.Value = t.g.raws.at(&p.value)
+	}
+	return p
+}
