@@ -193,6 +193,66 @@ func BenchmarkBinaryPoll(b *testing.B) {
 	}
 }
 
+// BenchmarkBinaryPollShared is BenchmarkBinaryPoll with the answers in
+// memory shared with the plugin, as the worker runs it: the plugin's CPU
+// per record is then what a pipeline benchmark pays for the source.
+func BenchmarkBinaryPollShared(b *testing.B) {
+	bin := buildPlugin(b)
+	for _, bc := range benchConfigs {
+		b.Run(bc.name, func(b *testing.B) {
+			const size = 8 << 20
+			f, err := os.CreateTemp(b.TempDir(), "shared")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(size); err != nil {
+				b.Fatal(err)
+			}
+			region, err := wire.MapShared(int(f.Fd()), size)
+			if err != nil {
+				b.Skip("no shared memory here:", err)
+			}
+			defer region.Close()
+			// The first of ExtraFiles is descriptor 3 in the plugin.
+			clients, plugin := launchPlugin(b, bin, f)
+			target := serveWorker(b)
+			ctx := context.Background()
+			st, err := clients.SourceTask.Start(ctx, &pluginv1.SourceTaskStartRequest{
+				ConnectorClass: datagenClass, ConnectorName: "bench", Config: bc.props, WorkerTarget: target,
+				SharedMemory: &pluginv1.SharedMemory{Fd: 3, Size: size},
+			})
+			if err != nil || !st.GetSharedMemory() {
+				b.Fatalf("start: %v (shared memory taken: %v)", err, st.GetSharedMemory())
+			}
+			b.SetBytes(bc.bytes)
+			b.ResetTimer()
+			for n := 0; n < b.N; {
+				resp, err := clients.SourceTask.Poll(ctx, &pluginv1.PollRequest{MaxRecords: 1000, MaxBytes: 8 << 20, TimeoutMs: 1000})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if resp.GetShared() == nil {
+					b.Fatal("answer not in shared memory")
+				}
+				var out pluginv1.PollResponse
+				if err := region.Take(resp.GetShared(), &out); err != nil {
+					b.Fatal(err)
+				}
+				n += len(out.GetRecords())
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			if _, err := clients.SourceTask.Stop(ctx, &pluginv1.StopRequest{}); err != nil {
+				b.Fatal(err)
+			}
+			if st := plugin.kill(); st != nil {
+				b.ReportMetric(float64((st.UserTime()+st.SystemTime()).Nanoseconds())/float64(b.N), "plugin-cpu-ns/record")
+			}
+		})
+	}
+}
+
 func buildPlugin(b *testing.B) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "sluice-datagen")
@@ -217,10 +277,11 @@ func (p pluginProc) kill() *os.ProcessState {
 
 // launchPlugin starts the binary the way the worker does and returns its
 // clients; the process is killed when the benchmark ends.
-func launchPlugin(b *testing.B, bin string) (*wire.Clients, pluginProc) {
+func launchPlugin(b *testing.B, bin string, extra ...*os.File) (*wire.Clients, pluginProc) {
 	b.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), wire.EnvLogLevel + "=warn"}
+	cmd.ExtraFiles = extra
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: wire.VersionedPlugins(wire.Servers{}),
