@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -250,6 +251,69 @@ func BenchmarkBinaryPollShared(b *testing.B) {
 				b.ReportMetric(float64((st.UserTime()+st.SystemTime()).Nanoseconds())/float64(b.N), "plugin-cpu-ns/record")
 			}
 		})
+	}
+}
+
+// BenchmarkBinaryPutShared puts batches of 1000 records (a 14-byte key and
+// a 1 KiB value, bytes as ByteArrayConverter makes them) to the noop sink
+// of the real plugin binary through shared memory, as the worker does:
+// plugin-cpu-ns/record is what a pipeline benchmark pays for the sink.
+func BenchmarkBinaryPutShared(b *testing.B) {
+	bin := buildPlugin(b)
+	const size, batch = 8 << 20, 1000
+	f, err := os.CreateTemp(b.TempDir(), "shared")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		b.Fatal(err)
+	}
+	region, err := wire.MapShared(int(f.Fd()), size)
+	if err != nil {
+		b.Skip("no shared memory here:", err)
+	}
+	defer region.Close()
+	clients, plugin := launchPlugin(b, bin, f)
+	ctx := context.Background()
+	st, err := clients.SinkTask.Start(ctx, &pluginv1.SinkTaskStartRequest{
+		ConnectorClass: noopClass, ConnectorName: "bench", Config: map[string]string{}, WorkerTarget: serveWorker(b),
+		SharedMemory: &pluginv1.SharedMemory{Fd: 3, Size: size},
+	})
+	if err != nil || !st.GetSharedMemory() {
+		b.Fatalf("start: %v (shared memory taken: %v)", err, st.GetSharedMemory())
+	}
+	var sb wire.SinkBatch
+	for i := range batch {
+		v := make([]byte, 1024)
+		for j := range v {
+			v[j] = byte(i*7 + j*13)
+		}
+		r := &data.SinkRecord{Record: data.Record{Topic: "bench-topic", Partition: int32(i % 6),
+			KeySchema: data.OptionalBytesSchema, Key: []byte(fmt.Sprintf("key-%010d", i)),
+			ValueSchema: data.OptionalBytesSchema, Value: v, Timestamp: time.UnixMilli(1700000000000 + int64(i))},
+			Offset: int64(i), TimestampType: data.CreateTime}
+		if err := sb.Add(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(1024)
+	b.ResetTimer()
+	for n := 0; n < b.N; n += batch {
+		ref, ok := region.PlacePut(&sb)
+		if !ok {
+			b.Fatal("not placed")
+		}
+		if _, err := clients.SinkTask.Put(ctx, &pluginv1.PutRequest{Shared: ref}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if _, err := clients.SinkTask.Stop(ctx, &pluginv1.StopRequest{}); err != nil {
+		b.Fatal(err)
+	}
+	if st := plugin.kill(); st != nil {
+		b.ReportMetric(float64((st.UserTime()+st.SystemTime()).Nanoseconds())/float64(b.N), "plugin-cpu-ns/record")
 	}
 }
 
