@@ -43,6 +43,9 @@ type sourceInstance struct {
 	// recycler gets back the records answered through shared memory; nil
 	// when the task has no RecycleRecords, or has CommitRecord.
 	recycler RecordRecycler
+	// spare is the batch last answered, emptied: the next one fills its
+	// memory (see newBatch). It belongs to the holder of pollSem.
+	spare *pollBatch
 
 	// pollSem admits one task.Poll caller at a time: a Poll RPC, or the
 	// fill that polls ahead after it (the RPC hands its hold over). Stop
@@ -176,6 +179,10 @@ func (ss *sourceService) Poll(ctx context.Context, req *pluginv1.PollRequest) (*
 			return nil, toStatus(ctx, fmt.Errorf("poll: %w", err))
 		}
 	}
+	// Answered either way: nothing refers to the batch's own memory (an
+	// inline answer was converted into messages of its own).
+	b.enc.Reset()
+	inst.spare = b
 	if inst.prefetch && inst.pendingErr == nil && inst.life.Err() == nil {
 		// Fill the next batch while the worker handles this one; the
 		// fill holds pollSem until it is done.
@@ -209,7 +216,7 @@ func pollBounds(req *pluginv1.PollRequest) (maxRecords, maxBytes int, timeout ti
 // under the bounds of the last one, waiting at most timeout for a first
 // record. Stop cancels it through the instance's life. Holds pollSem.
 func (si *sourceInstance) fillAhead(s *server, maxRecords, maxBytes int, timeout time.Duration) {
-	b := newPollBatch(maxRecords, maxBytes)
+	b := si.newBatch(maxRecords, maxBytes)
 	if err := si.fill(si.life, s, b, time.Now().Add(timeout)); err != nil {
 		// Nothing was taken before the failure: the next Poll reports it,
 		// as it would a failure that follows records.
@@ -218,6 +225,18 @@ func (si *sourceInstance) fillAhead(s *server, maxRecords, maxBytes int, timeout
 	if b.len() > 0 {
 		si.ahead = b
 	}
+}
+
+// newBatch returns an empty batch with the given bounds: the spare one, if
+// any, whose buffers an earlier answer grew. Holds pollSem.
+func (si *sourceInstance) newBatch(maxRecords, maxBytes int) *pollBatch {
+	b := si.spare
+	if b == nil {
+		return newPollBatch(maxRecords, maxBytes)
+	}
+	si.spare = nil
+	b.maxRecords, b.maxBytes = maxRecords, maxBytes
+	return b
 }
 
 // answer writes a filled batch as the Poll answer: into the shared region
@@ -265,7 +284,7 @@ func (si *sourceInstance) poll(rpc context.Context, s *server, req *pluginv1.Pol
 		b = nil
 	}
 	if b == nil {
-		b = newPollBatch(maxRecords, maxBytes)
+		b = si.newBatch(maxRecords, maxBytes)
 	} else {
 		b.maxRecords, b.maxBytes = maxRecords, maxBytes
 	}

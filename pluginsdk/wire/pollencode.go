@@ -102,6 +102,10 @@ func (b *SourceBatch) Rewind(m SourceBatchMark) {
 	b.schemas.truncate(m.table)
 }
 
+// Reset empties the batch, keeping its memory for the records of the next
+// answer.
+func (b *SourceBatch) Reset() { b.Rewind(SourceBatchMark{}) }
+
 // Add appends r if the encoded answer, first_seq included, stays within
 // maxBytes; the first record joins whatever its size. It reports whether r
 // joined. An error says why r cannot be encoded, in EncodeSourceRecords'

@@ -478,6 +478,56 @@ func TestSourceBatchOffsetsOfOneKey(t *testing.T) {
 	}
 }
 
+// A batch Reset and filled again answers as a new batch would: no record,
+// schema, JSON or partition map of the first filling shows through, and
+// it reuses its buffers.
+func TestSourceBatchReset(t *testing.T) {
+	region := newTestRegion(t, 8<<20)
+	var b SourceBatch
+	// The same records twice in a row: their partition map is the one
+	// the batch met last before the reset.
+	same := datagenBatch()
+	fillings := [][]*data.SourceRecord{edgeSourceRecords(), same, same, structBatch(), sourceBatch(), same[:3], nil, edgeSourceRecords()}
+	for _, rb := range randomRecordBatches(29, 30) {
+		fillings = append(fillings, rb.src)
+	}
+	for i, recs := range fillings {
+		b.Reset()
+		if b.Len() != 0 || b.Size() != 0 || len(b.schemas.table) != 0 {
+			t.Fatalf("filling %d: reset batch holds %d records, %d bytes, %d schemas", i, b.Len(), b.Size(), len(b.schemas.table))
+		}
+		var fresh SourceBatch
+		for _, r := range recs {
+			if ok, err := b.Add(r, math.MaxInt); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			fresh.Add(r, math.MaxInt)
+		}
+		got, err1 := b.Marshal(3)
+		want, err2 := fresh.Marshal(3)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !bytes.Equal(got, want) && !recordsHaveGoMaps(recs) {
+			t.Fatalf("filling %d: a reset batch answers otherwise than a new one", i)
+		}
+		if !recordsHaveGoMaps(recs) {
+			checkPollLikeTwoStep(t, region, recs, 3)
+		}
+	}
+	b.Reset()
+	recs := datagenBatch()
+	allocs := testing.AllocsPerRun(10, func() {
+		b.Reset()
+		for _, r := range recs {
+			b.Add(r, math.MaxInt)
+		}
+	})
+	if allocs > 2 {
+		t.Fatalf("a reset batch filled again allocated %v times", allocs)
+	}
+}
+
 // A record's source offset is written as it was when the record was
 // added: a task that changes the map afterwards (or hands it out again,
 // changed, for a later record) changes neither that record's encoding nor
