@@ -24,7 +24,8 @@ type eface struct {
 	typ, data unsafe.Pointer
 }
 
-// boxer hands out interface values of T from blocks of per values.
+// boxer hands out interface values of T from blocks of per values (box),
+// or pointing at a T of the caller's (at; per may then be 0).
 type boxer[T any] struct {
 	typ   unsafe.Pointer // T's type word
 	per   int

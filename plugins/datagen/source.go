@@ -21,10 +21,6 @@ const (
 	seqField  = "seq"
 )
 
-// seqBoxes is how many offsets' sequence numbers share one block of boxes
-// (8 KiB).
-const seqBoxes = 1024
-
 // maxBehind is how far a paced task may fall behind its schedule (when the
 // worker did not poll, e.g. while paused) before it forgets the backlog
 // instead of producing it in a burst.
@@ -103,7 +99,7 @@ type DatagenTask struct {
 	s         *settings
 	g         *generator
 	partition map[string]any
-	seqs      *boxer[int64] // boxes the seq of each record's offset
+	seqs      *boxer[int64] // boxes offsets' seqs in their polled (at)
 	next      int64         // seq of the next record
 	spacing   time.Duration
 	log       hclog.Logger
@@ -131,7 +127,7 @@ func (t *DatagenTask) Start(ctx context.Context, tc pluginsdk.SourceTaskContext,
 		return err
 	}
 	t.s, t.g, t.spacing = s, newGenerator(s), s.spacing()
-	t.seqs = newBoxer[int64](seqBoxes)
+	t.seqs = newBoxer[int64](0)
 	if t.now == nil {
 		t.now = time.Now
 	}
