@@ -25,4 +25,9 @@
 //
 // A value of type Raw is bytes the connector already serialized: the worker
 // writes them to Kafka as they are and skips the converter.
+//
+// BytesAt, RawAt and Int64At make the interface value of a []byte, Raw or
+// int64 point at a slot the caller owns instead of allocating a copy, for
+// code that makes records by the million; box.go says what the caller
+// must then keep to.
 package data
