@@ -1,80 +1,27 @@
 package main
 
-import (
-	"reflect"
-	"unsafe"
-)
+import "github.com/sluice-io/sluice/pluginsdk/data"
 
-// Converting a slice or an int64 to any allocates a copy of it for the
-// interface to point at: two raw byte slices and a sequence number per
-// record, three small allocations the garbage collector then tracks one
-// by one. A boxer hands out interface values that point into blocks of
-// many values instead: one allocation per block. The result is an
-// ordinary interface value (type assertions, reflection, comparison,
-// printing all see a T), whose data word points at a slot nobody writes
-// again.
-//
-// This relies on how Go lays out an interface holding a value that is not
-// pointer-shaped: a type word and a pointer to the value, which the
-// runtime never writes through. newBoxer refuses pointer-shaped types,
-// whose interface holds the value itself.
-
-// eface is the layout of an empty interface value.
-type eface struct {
-	typ, data unsafe.Pointer
-}
-
-// boxer hands out interface values of T from blocks of per values (box),
-// or pointing at a T of the caller's (at; per may then be 0).
-type boxer[T any] struct {
-	typ   unsafe.Pointer // T's type word
-	per   int
-	block []T // the current block's unused slots
-}
-
-func newBoxer[T any](per int) *boxer[T] {
-	var zero T
-	if pointerShaped(reflect.TypeFor[T]()) {
-		panic("boxer of a pointer-shaped type " + reflect.TypeFor[T]().String())
-	}
-	v := any(zero)
-	return &boxer[T]{typ: (*eface)(unsafe.Pointer(&v)).typ, per: per}
+// Converting a raw key or value to any allocates a copy of its slice
+// header for the interface to point at: two small allocations per record,
+// which the garbage collector then tracks one by one. A rawBoxer hands out
+// interface values that point into blocks of many headers instead
+// (data.RawAt): one allocation per block. A slot is written once, before
+// its interface is handed out; a full block is left to the garbage
+// collector, which frees it once no record points into it. Records kept
+// for reuse (polled) box into slots of their own instead.
+type rawBoxer struct {
+	per   int        // slots per block
+	block []data.Raw // the current block's unused slots
 }
 
 // box returns x as an interface value, as any(x) does.
-func (b *boxer[T]) box(x T) any {
+func (b *rawBoxer) box(x data.Raw) any {
 	if len(b.block) == 0 {
-		b.block = make([]T, b.per)
+		b.block = make([]data.Raw, b.per)
 	}
 	p := &b.block[0]
 	*p = x
-	b.block = b.block[1:len(b.block):len(b.block)]
-	return b.at(p)
-}
-
-// at returns an interface value of T whose data word points at *p: what
-// it holds changes when *p is written. p must stay valid while the
-// interface is in use (a field of a heap object that holds it).
-func (b *boxer[T]) at(p *T) any {
-	var v any
-	e := (*eface)(unsafe.Pointer(&v))
-	e.typ, e.data = b.typ, unsafe.Pointer(p)
-	return v
-}
-
-// pointerShaped reports whether an interface holds a t itself rather than
-// a pointer to it.
-func pointerShaped(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
-		return true
-	case reflect.Struct:
-		// A struct of one pointer-shaped field (and zero-sized others)
-		// is pointer-shaped; any struct of a single field is refused,
-		// to be safe.
-		return t.NumField() == 1 || t.Size() == 0
-	case reflect.Array:
-		return t.Len() == 1 || t.Size() == 0
-	}
-	return t.Size() == 0
+	b.block = b.block[1:]
+	return data.RawAt(p)
 }

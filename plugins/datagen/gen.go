@@ -48,8 +48,8 @@ type generator struct {
 	// records keep theirs and fill it again when they come back (see
 	// polled).
 	arena []byte
-	// raws boxes raw keys and values (see boxer).
-	raws *boxer[data.Raw]
+	// raws boxes raw keys and values (see rawBoxer).
+	raws rawBoxer
 }
 
 // Payload pool geometry: the pool holds poolRecords payloads' worth of text
@@ -80,7 +80,7 @@ func newGenerator(s *settings) *generator {
 		q: s.quickstart, schema: s.quickstart.schema, payloadIdx: -1, keyIdx: -1,
 		recordSize: s.recordSize, raw: s.raw,
 		seeded: s.seeded, task: s.taskIndex, taskCount: s.taskCount,
-		raws: newBoxer[data.Raw](rawBoxes),
+		raws: rawBoxer{per: rawBoxes},
 	}
 	if s.seeded {
 		g.seed = uint64(s.seed)

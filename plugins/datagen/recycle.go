@@ -9,10 +9,11 @@ import (
 
 // A record Poll returns lives in a polled, with the memory behind it: its
 // offset map, the slots its raw key, raw value and offset's seq are boxed
-// in (rec's interface values point at them: writing a slot changes what
-// the record holds, without touching the record or its map), and the
-// bytes of the key and value. When the SDK is done with a record (it wrote
-// the worker's copy into shared memory) it gives the record back
+// in (rec's interface values point at them, data.RawAt and data.Int64At:
+// writing a slot changes what the record holds without touching the record
+// or its map, so a slot is written only while the record is the task's),
+// and the bytes of the key and value. When the SDK is done with a record
+// (it wrote the worker's copy into shared memory) it gives the record back
 // (RecycleRecords), and Poll fills it again instead of allocating a record,
 // a map and a value for every record and leaving the garbage collector to
 // find them: most of what a record cost beyond its JSON and the copies of
@@ -53,12 +54,12 @@ func (t *DatagenTask) take(want int) *polled {
 	t.block = t.block[1:]
 	p.rec.Topic, p.rec.Partition = t.s.topic, data.NoPartition
 	p.rec.SourcePartition = t.partition
-	p.rec.SourceOffset = map[string]any{seqField: t.seqs.at(&p.seq)}
+	p.rec.SourceOffset = map[string]any{seqField: data.Int64At(&p.seq)}
 	if t.s.raw {
 		if t.g.keyIdx >= 0 {
-			p.rec.Key = t.g.raws.at(&p.key)
+			p.rec.Key = data.RawAt(&p.key)
 		}
-		p.rec.Value = t.g.raws.at(&p.value)
+		p.rec.Value = data.RawAt(&p.value)
 	}
 	return p
 }

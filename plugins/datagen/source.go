@@ -99,8 +99,7 @@ type DatagenTask struct {
 	s         *settings
 	g         *generator
 	partition map[string]any
-	seqs      *boxer[int64] // boxes offsets' seqs in their polled (at)
-	next      int64         // seq of the next record
+	next      int64 // seq of the next record
 	spacing   time.Duration
 	log       hclog.Logger
 	// now replaces time.Now in tests.
@@ -127,7 +126,6 @@ func (t *DatagenTask) Start(ctx context.Context, tc pluginsdk.SourceTaskContext,
 		return err
 	}
 	t.s, t.g, t.spacing = s, newGenerator(s), s.spacing()
-	t.seqs = newBoxer[int64](0)
 	if t.now == nil {
 		t.now = time.Now
 	}
