@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -187,7 +186,8 @@ const maxBorrowRecords = 1 << 14
 // records it returns, and the []byte and data.Raw values in them (at any
 // depth), are overwritten by the next call with buf, as the region's bytes
 // they point into are by the next batch. Strings, and the structs, arrays
-// and maps a record holds, are not reused.
+// and maps a record holds, are not reused. A nil buf keeps nothing: each
+// batch is decoded into memory of its own, as BorrowSinkRecords does.
 func (r *SharedRegion) BorrowSinkRecordsInto(ref *pluginv1.SharedBatch, buf *BorrowBuffer) ([]*data.SinkRecord, error) {
 	r.mu.Lock()
 	b, err := r.batch(ref)
@@ -453,7 +453,7 @@ func (d *putDecoder) data(b []byte) (*data.Schema, any, bool) {
 		if len(payload) == 0 {
 			return nil, data.Raw{}, true
 		}
-		return nil, d.boxes.box(rawType, capped(payload)), true
+		return nil, d.boxes.raw(capped(payload)), true
 	}
 	s, err := d.schemas.Schema(ref)
 	if err != nil {
@@ -555,7 +555,7 @@ func (d *putDecoder) physical(s *data.Schema, num protowire.Number, x uint64, su
 		if num != 4 {
 			return nil, false
 		}
-		return d.boxes.box(bytesType, bytesValue(sub)), true
+		return d.boxes.bytes(bytesValue(sub)), true
 	case data.Array:
 		if num != 6 {
 			return nil, false
@@ -585,7 +585,7 @@ func (d *putDecoder) schemaless(num protowire.Number, x uint64, sub []byte, dept
 	case 3:
 		return math.Float64frombits(x), true
 	case 4:
-		return d.boxes.box(bytesType, bytesValue(sub)), true
+		return d.boxes.bytes(bytesValue(sub)), true
 	case 5:
 		return d.str(sub)
 	case 6:
@@ -601,14 +601,13 @@ func (d *putDecoder) schemaless(num protowire.Number, x uint64, sub []byte, dept
 // header for the interface to point at: the key and the value of every
 // record, and the largest cost of decoding a batch of bytes records after
 // the records themselves. sliceBoxes hands out interface values that point
-// into blocks of headers instead: one allocation per block. They are
-// ordinary interface values to every reader (type assertions, reflection,
-// comparison); the slot each points at is never written again.
-//
-// This relies on how Go lays out an interface holding a value that is not
-// pointer-shaped, as a slice is: a type word and a pointer to the value,
-// never written through. []byte and data.Raw have one layout, so one block
-// serves both; the type word says which an interface holds.
+// into blocks of headers instead (data.BytesAt, data.RawAt): one
+// allocation per block. They are ordinary interface values to every
+// reader. The slot each points at is not written again while the batch is
+// in use: a block kept for reuse (BorrowBuffer) is written again only by
+// the next batch, once the task is done with this one. []byte and data.Raw
+// have one layout, so one block serves both; the interface says which it
+// holds.
 type sliceBoxes struct {
 	block [][]byte // unused slots of the current block
 	next  int      // size of the block after it
@@ -624,31 +623,22 @@ const (
 	maxBoxBlock   = 512
 )
 
-// eface is the layout of an interface value without methods.
-type eface struct {
-	typ, data unsafe.Pointer
-}
+// bytes returns b as an interface value, as any(b) does.
+func (s *sliceBoxes) bytes(b []byte) any { return data.BytesAt(s.slot(b)) }
 
-func typeWord(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+// raw returns b as a data.Raw in an interface value, as any(data.Raw(b))
+// does.
+func (s *sliceBoxes) raw(b []byte) any { return data.RawAt((*data.Raw)(s.slot(b))) }
 
-var (
-	bytesType = typeWord([]byte(nil))
-	rawType   = typeWord(data.Raw(nil))
-)
-
-// box returns b as an interface value of the type typ (bytesType or
-// rawType) names: as any(b) or any(data.Raw(b)).
-func (s *sliceBoxes) box(typ unsafe.Pointer, b []byte) any {
+// slot returns the next unused slot, holding b.
+func (s *sliceBoxes) slot(b []byte) *[]byte {
 	if len(s.block) == 0 {
 		s.refill()
 	}
 	p := &s.block[0]
 	*p = b
 	s.block = s.block[1:]
-	var v any
-	e := (*eface)(unsafe.Pointer(&v))
-	e.typ, e.data = typ, unsafe.Pointer(p)
-	return v
+	return p
 }
 
 // refill starts a block: one kept from a batch before, else a new one,

@@ -558,8 +558,9 @@ func TestBorrowBufferMatchesTwoStep(t *testing.T) {
 	}
 }
 
-// Through the region: what BorrowSinkRecords gives, good batches and bad,
-// also when the decoder declines a batch in place.
+// Through the region: what TakeSinkRecords gives, good batches and bad,
+// also when the decoder declines a batch in place; with a buffer and
+// without (BorrowSinkRecords), which keeps nothing from batch to batch.
 func TestBorrowSinkRecordsInto(t *testing.T) {
 	region := newTestRegion(t, 8<<20)
 	var buf BorrowBuffer
@@ -572,7 +573,7 @@ func TestBorrowSinkRecordsInto(t *testing.T) {
 		if !ok {
 			t.Fatal("not placed")
 		}
-		want, err := region.BorrowSinkRecords(ref)
+		want, err := region.TakeSinkRecords(ref)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -582,6 +583,22 @@ func TestBorrowSinkRecordsInto(t *testing.T) {
 		}
 		if d := diffSinkRecords(got, want); d != "" && !sinkRecordsHaveGoMaps(recs) {
 			t.Fatalf("batch %d: %s", i, d)
+		}
+		first, err := region.BorrowSinkRecords(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := region.BorrowSinkRecords(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diffSinkRecords(first, want); d != "" && !sinkRecordsHaveGoMaps(recs) {
+			t.Fatalf("batch %d without a buffer: %s", i, d)
+		}
+		for j := range first {
+			if first[j] == again[j] {
+				t.Fatalf("batch %d: without a buffer, record %d decoded twice into the same memory", i, j)
+			}
 		}
 	}
 	// A field the fused decoder leaves to protobuf (unknown field 99 of a
@@ -597,19 +614,20 @@ func TestBorrowSinkRecordsInto(t *testing.T) {
 		t.Fatal("the fused decoder read an unknown field")
 	}
 	got, err := region.BorrowSinkRecordsInto(ref, &buf)
-	want, wantErr := region.BorrowSinkRecords(ref)
+	want, wantErr := region.TakeSinkRecords(ref)
 	if err != nil || wantErr != nil || diffSinkRecords(got, want) != "" || len(got) != 1 {
 		t.Fatalf("declined batch: %d records, %v; want %d, %v", len(got), err, len(want), wantErr)
 	}
-	// Errors are BorrowSinkRecords' own.
+	// Errors are TakeSinkRecords' own.
 	for _, bad := range []*pluginv1.SharedBatch{{Offset: 8 << 20, Length: 1}, {Length: 64}} {
 		if bad.GetOffset() == 0 {
 			copy(region.mem, bytes.Repeat([]byte{0xFF}, 64))
 		}
 		_, err := region.BorrowSinkRecordsInto(bad, &buf)
-		_, want := region.BorrowSinkRecords(bad)
-		if err == nil || want == nil || err.Error() != want.Error() {
-			t.Fatalf("%v: error %v, want %v", bad, err, want)
+		_, noBuf := region.BorrowSinkRecords(bad)
+		_, want := region.TakeSinkRecords(bad)
+		if err == nil || want == nil || err.Error() != want.Error() || noBuf == nil || noBuf.Error() != want.Error() {
+			t.Fatalf("%v: error %v (without a buffer %v), want %v", bad, err, noBuf, want)
 		}
 	}
 }

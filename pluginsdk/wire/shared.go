@@ -201,25 +201,11 @@ func cachedCopy(dst, src []byte) {
 // batch is written there; their strings (topics, header keys, string
 // values) are copies, as strings must never change. Batches the fused
 // decoder does not read are copied out and decoded the two-step way, as
-// TakeSinkRecords would; the errors are TakeSinkRecords'. The region must not be closed
-// while the records are in use.
+// TakeSinkRecords would; the errors are TakeSinkRecords'. The region must
+// not be closed while the records are in use. Each call decodes into
+// memory of its own; BorrowSinkRecordsInto reuses a batch's.
 func (r *SharedRegion) BorrowSinkRecords(ref *pluginv1.SharedBatch) ([]*data.SinkRecord, error) {
-	r.mu.Lock()
-	b, err := r.batch(ref)
-	var recs []*data.SinkRecord
-	ok := false
-	if err == nil {
-		recs, ok = fusedPutBatch(b, true)
-	}
-	r.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		return recs, nil
-	}
-	// What the fused decoder declined in place, it declines on a copy.
-	return r.takeSinkRecords(ref, twoStepPutBatch)
+	return r.BorrowSinkRecordsInto(ref, nil)
 }
 
 // TakeSinkRecords copies the Put batch ref names out of the region and
