@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sluice-io/sluice/host/convert"
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
@@ -264,10 +265,12 @@ func BenchmarkSinkRunner(b *testing.B) {
 	c := syntheticCluster(b)
 	defer c.Close()
 	f := &benchSink{process: newProcess(&events{}), region: wire.NewSharedRegion(make([]byte, 64<<20), nil)}
+	// ByteArrayConverter for keys and values, as a bytes pipeline is
+	// configured: the runner converts those itself (passesBytes).
 	task, err := NewSinkTask(SinkConfig{
 		ID:           TaskID{"bench", 0},
 		Launch:       f.launch,
-		Pipeline:     Pipeline{KeyConverter: bytesConverter{}, ValueConverter: bytesConverter{}, HeaderConverter: bytesConverter{}},
+		Pipeline:     Pipeline{KeyConverter: convert.ByteArrayConverter{}, ValueConverter: convert.ByteArrayConverter{}, HeaderConverter: bytesConverter{}},
 		Topics:       []string{"bench"},
 		ConsumerOpts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
 		Timing:       Timing{OffsetFlushInterval: time.Second},

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"time"
-	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -336,12 +335,12 @@ func passesBytes(c Converter) bool {
 // stay []byte (ByteArrayConverter), taking their slice headers from
 // blocks. Converting a []byte to any allocates a slice header of its own
 // per key and per value, the largest cost of converting a record; an
-// interface made here instead points at an entry of a block, as the
-// runtime's own points at its one-entry allocation. Entries are never
-// written once handed out (what an interface holds must not change), and
-// a full block is left to the garbage collector, not reused: it lives as
-// long as any record still refers to it. Not safe for concurrent use: the
-// task goroutine's.
+// interface made here instead points at an entry of a block
+// (data.BytesAt), as the runtime's own points at its one-entry allocation.
+// Entries are never written once handed out (what an interface holds must
+// not change), and a full block is left to the garbage collector, not
+// reused: it lives as long as any record still refers to it. Not safe for
+// concurrent use: the task goroutine's.
 type bytesBoxes struct {
 	block [][]byte
 }
@@ -360,22 +359,8 @@ func (bb *bytesBoxes) box(b []byte) any {
 		bb.block = make([][]byte, 0, bytesBoxBlock)
 	}
 	bb.block = append(bb.block, b)
-	e := emptyInterface{typ: bytesType, data: unsafe.Pointer(&bb.block[len(bb.block)-1])}
-	return *(*any)(unsafe.Pointer(&e))
+	return data.BytesAt(&bb.block[len(bb.block)-1])
 }
-
-// emptyInterface is the layout of an any: type word, then a pointer to
-// the value (the runtime's internal/abi.EmptyInterface).
-type emptyInterface struct {
-	typ  unsafe.Pointer
-	data unsafe.Pointer
-}
-
-// bytesType is the type word of a []byte held in an any.
-var bytesType = func() unsafe.Pointer {
-	var v any = []byte{}
-	return (*emptyInterface)(unsafe.Pointer(&v)).typ
-}()
 
 // deliver puts a batch. Success moves delivered; ABORTED keeps the batch for
 // redelivery after the backoff, with every partition paused meanwhile (no

@@ -56,10 +56,17 @@ type Listener interface {
 // *wire.Error values (possibly wrapped).
 type SourcePlugin interface {
 	Start(ctx context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error)
-	// Poll returns the answer as a wire.PollBatch (TakePoll for one in
-	// shared memory, ReceivePoll or NewPollBatch for one that came
-	// inline); the task converts its records. A nil batch is an empty
-	// answer.
+	// Poll returns the answer as a wire.PollBatch (TakePoll or
+	// TakePollPooled for one in shared memory, ReceivePoll or NewPollBatch
+	// for one that came inline); the task converts its records. A nil
+	// batch is an empty answer. The task calls the batch's Release when
+	// nothing reads its records any more: at once for an empty answer,
+	// otherwise once the acknowledged prefix has passed its last record
+	// (sourceBatch.finish). A batch read into a wire.PollPool's memory
+	// (TakePollPooled) then gives that memory back for a later answer. A
+	// batch a record of which went to the error handler, or still in
+	// flight when the task ends, is never released: it is the garbage
+	// collector's.
 	Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire.PollBatch, error)
 	Ack(ctx context.Context, req *pluginv1.AckRequest) error
 	Commit(ctx context.Context) error
