@@ -56,8 +56,21 @@
 // returns (it writes or copies what it needs during the call) implements
 // RecordBorrower and says so; its records' bytes (keys, values, header
 // values, data.Raw) then point straight into the shared memory, where the
-// worker writes the next batch, and the copy is skipped. Strings are copies
-// either way. The noop sink and FileStreamSink borrow.
+// worker writes the next batch, and the copy is skipped. The records
+// themselves, the slice Put gets and the interface values holding their
+// bytes are reused for the next batch as well, so the task keeps none of
+// them. Strings are copies either way. The noop sink and FileStreamSink
+// borrow.
+//
+// # Records a source task gets back
+//
+// A source task that makes many records can reuse them. If it implements
+// RecordRecycler, the SDK hands Poll's records back (RecycleRecords) once
+// it has written them into the memory it shares with the worker, and Poll
+// may fill them again instead of allocating new ones. Records answered
+// inline over gRPC never come back, nor do those of a task that
+// implements RecordCommitter, so the task must also work when nothing
+// comes back. The datagen source recycles.
 //
 // # Errors
 //

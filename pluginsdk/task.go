@@ -65,16 +65,22 @@ type SinkTask interface {
 }
 
 // RecordBorrower is implemented by sink tasks that are done with the
-// records of a Put when it returns: they keep neither a record nor any
-// []byte or data.Raw of one (keys, values, header values, at any depth)
-// after Put, because they write or copy what they need during the call.
-// BorrowsRecords returning true lets the SDK hand Put records whose bytes
-// point straight into the memory the worker shares with the plugin, where
-// the next batch will be written, instead of copying each batch out of it
-// first: a sink's largest cost per record after the decoding itself.
-// Strings (topics, header keys, string values) are copies either way, and
-// may be kept. A task that keeps bytes it borrowed sees them change under
-// it; bytes.Clone what must outlive the call.
+// records of a Put when it returns: after Put they keep no record, not the
+// slice of them, and nothing of a record that is or holds a []byte or
+// data.Raw (keys, values, header values, at any depth), because they write
+// or copy what they need during the call. BorrowsRecords returning true
+// lets the SDK decode each batch straight from the memory the worker
+// shares with the plugin, instead of copying it out first: a sink's
+// largest cost per record after the decoding itself. The records' bytes
+// then point into that memory, where the next batch will be written; and
+// the records, the slice Put gets and the interface values that hold the
+// []byte and data.Raw values are those of the batch before, written again
+// for the next batch rather than allocated anew (wire.BorrowBuffer). A
+// task that keeps any of them sees it change under it, even an interface
+// value whose bytes it never looked at; bytes.Clone what must outlive the
+// call. Strings (topics, header keys, string values) are copies either
+// way, and may be kept. Batches that came inline over gRPC get records of
+// their own, as for any task.
 type RecordBorrower interface {
 	BorrowsRecords() bool
 }
