@@ -24,6 +24,10 @@
 //	BENCH_SLUICE_PROPS  k=v,k=v added to the pipelines' worker properties
 //	BENCH_KAFKA_DIR  where the broker keeps its data (default: a directory
 //	               in /dev/shm when it is there, see kafkaDir)
+//	BENCH_KAFKA_JVM_OPTS  extra JVM flags for the broker, space-separated,
+//	               after brokerJVMOpts (to try JIT or GC settings)
+//	BENCH_KAFKA_KEEP  keep the broker's directory (its log: node-0.log) at
+//	               the end and print where it is
 //	SLUICE_CACHE   Kafka jar cache (default ~/.cache/sluice)
 package main
 
@@ -110,10 +114,15 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(kdir)
+	if os.Getenv("BENCH_KAFKA_KEEP") != "" {
+		defer fmt.Fprintf(out, "broker directory kept: %s\n", kdir)
+	} else {
+		defer os.RemoveAll(kdir)
+	}
+	jvmOpts := append(slices.Clone(brokerJVMOpts), strings.Fields(os.Getenv("BENCH_KAFKA_JVM_OPTS"))...)
 	cluster, err := kafkatest.Start(ctx, kafkatest.Options{
 		Dir:     kdir,
-		JVMOpts: brokerJVMOpts,
+		JVMOpts: jvmOpts,
 		BrokerConfig: map[string]string{
 			// Kafka's defaults, rather than the trimmed test settings.
 			"num.network.threads": "3",
