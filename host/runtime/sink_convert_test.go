@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -80,6 +81,65 @@ func TestBytesBoxes(t *testing.T) {
 
 // Only ByteArrayConverter is done by the runner; any other converter is
 // called.
+// A converted batch's boxes are the batch's alone. franz-go slices keys
+// and values out of its fetch buffers, so a box kept by the task keeps a
+// whole buffer alive: once a batch is dropped, nothing of the task may
+// still refer to its bytes, neither while the next batch lives (their
+// boxes share no block) nor when the task goes idle after it.
+func TestBytesBoxesReleaseFetch(t *testing.T) {
+	conv := convert.ByteArrayConverter{}
+	task := &sinkTask{cfg: SinkConfig{Pipeline: Pipeline{KeyConverter: conv, ValueConverter: conv, HeaderConverter: conv}},
+		bytesKeys: true, bytesValues: true}
+	// fetched converts n records sliced out of a fetch buffer of their
+	// own; the weak pointer tells whether the buffer is still reachable.
+	fetched := func(n int) (*sinkBatch, weak.Pointer[byte]) {
+		fetch := make([]byte, 8<<20)
+		recs := make([]*kgo.Record, n)
+		for i := range recs {
+			at := 100 * i
+			recs[i] = &kgo.Record{Topic: "t", Offset: int64(i),
+				Key: fetch[at : at+10 : at+10], Value: fetch[at+10 : at+100 : at+100]}
+		}
+		b, err := task.convert(context.Background(), recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.put.Len() != n {
+			t.Fatalf("%d records put, want %d", b.put.Len(), n)
+		}
+		return b, weak.Make(&fetch[0])
+	}
+	gc := func() {
+		runtime.GC()
+		runtime.GC()
+	}
+
+	first, firstFetch := fetched(3)
+	gc()
+	if firstFetch.Value() == nil {
+		t.Fatal("the fetch buffer was freed while its batch lives")
+	}
+	runtime.KeepAlive(first)
+	first = nil
+	second, secondFetch := fetched(2)
+	gc()
+	if firstFetch.Value() != nil {
+		t.Error("the first batch's fetch buffer is still reachable after the batch was dropped, while the next batch lives")
+	}
+	if secondFetch.Value() == nil {
+		t.Fatal("the second fetch buffer was freed while its batch lives")
+	}
+	if v, ok := second.put.Records()[1].Value.([]byte); !ok || len(v) != 90 {
+		t.Fatalf("second batch's last value: %#v", second.put.Records()[1].Value)
+	}
+	second = nil
+	gc()
+	if secondFetch.Value() != nil {
+		t.Error("an idle task keeps the last batch's fetch buffer reachable")
+	}
+	runtime.KeepAlive(task) // the task lives on, idle
+}
+
 func TestPassesBytes(t *testing.T) {
 	str, err := convert.New("org.apache.kafka.connect.storage.StringConverter", false, nil)
 	if err != nil {

@@ -174,6 +174,17 @@ func (t *sinkTask) convertMore(ctx context.Context, b *sinkBatch, recs []*kgo.Re
 	}
 	store := make([]data.SinkRecord, len(recs))
 	b.put.Grow(len(recs))
+	if t.bytesKeys || t.bytesValues {
+		n := 0
+		if t.bytesKeys {
+			n += len(recs)
+		}
+		if t.bytesValues {
+			n += len(recs)
+		}
+		t.boxes.start(n)
+		defer t.boxes.end()
+	}
 	var encErr error
 	// Records come grouped by partition: the partition's state is looked
 	// up, and next written, once a group.
@@ -338,15 +349,35 @@ func passesBytes(c Converter) bool {
 // interface made here instead points at an entry of a block
 // (data.BytesAt), as the runtime's own points at its one-entry allocation.
 // Entries are never written once handed out (what an interface holds must
-// not change), and a full block is left to the garbage collector, not
-// reused: it lives as long as any record still refers to it. Not safe for
-// concurrent use: the task goroutine's.
+// not change), and a block is only ever dropped, never reused: it lives as
+// long as any record still refers to it.
+//
+// A block is never shared by two conversions: start begins a new one and
+// end drops it. An entry keeps its bytes' whole fetch buffer alive (franz-go
+// slices keys and values out of it), so a half-filled block kept across
+// conversions would pin the fetch buffers of records long delivered, for as
+// long as the task stays idle. Not safe for concurrent use: the task
+// goroutine's.
 type bytesBoxes struct {
 	block [][]byte
+	// size is the entries of the next block: the conversion's need up to
+	// bytesBoxBlock; 0 is bytesBoxBlock.
+	size int
 }
 
-// bytesBoxBlock is the entries of a block: 12 KiB.
+// bytesBoxBlock is the most entries of a block: 12 KiB.
 const bytesBoxBlock = 512
+
+// start begins a conversion that boxes at most n keys and values: the
+// next box takes a new block, of no more entries than that.
+func (bb *bytesBoxes) start(n int) {
+	bb.block, bb.size = nil, min(max(n, 1), bytesBoxBlock)
+}
+
+// end drops the block of the conversion: only its records refer to it now.
+func (bb *bytesBoxes) end() {
+	bb.block = nil
+}
 
 // box returns b as an any, as converting it would: a []byte, or the nil
 // interface for nil bytes (ByteArrayConverter's null; a non-nil empty
@@ -356,7 +387,11 @@ func (bb *bytesBoxes) box(b []byte) any {
 		return nil
 	}
 	if len(bb.block) == cap(bb.block) {
-		bb.block = make([][]byte, 0, bytesBoxBlock)
+		size := bb.size
+		if size == 0 {
+			size = bytesBoxBlock
+		}
+		bb.block = make([][]byte, 0, size)
 	}
 	bb.block = append(bb.block, b)
 	return data.BytesAt(&bb.block[len(bb.block)-1])
