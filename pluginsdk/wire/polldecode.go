@@ -70,6 +70,12 @@ func (b *PollBatch) Release() {
 		return
 	}
 	m := b.mem
+	// The records go now, not when the memory is next written: the pool
+	// may keep m long (a paused task), and a record's values, schemas and
+	// strings are not all the memory's own. The next decode relies on the
+	// slabs being clear (absent fields stay as they are).
+	clear(m.store[:b.n])
+	clear(m.coords[:b.n])
 	b.mem, b.recs, b.coords = nil, nil, nil
 	b.pool.put(m)
 }
@@ -133,21 +139,22 @@ func (r *SharedRegion) TakePoll(ref *pluginv1.SharedBatch) (*PollBatch, error) {
 // with a batch (the acknowledgement of its last record) and hands its
 // memory back with PollBatch.Release, for the next answer.
 //
-// The pool keeps at most a few batches' memory; a batch released into a
-// full pool is left to the garbage collector (the smallest one is, so the
-// pool keeps what fits the largest answers), and so is all of it on
-// Drain. A PollPool is safe for concurrent use: batches are released from
-// whatever goroutine finished them.
+// The pool keeps at most a few batches' memory, its owner's choice (the
+// worker keeps no more than a task's bound of bytes in flight); a batch
+// released into a full pool is left to the garbage collector (the
+// smallest one is, so the pool keeps what fits the largest answers), and
+// so is all of it on Drain and Close. A PollPool is safe for concurrent
+// use: batches are released from whatever goroutine finished them.
 type PollPool struct {
-	mu   sync.Mutex
-	free []*pollMem
-	max  int
-	// reused counts answers that were read into memory from the pool
-	// (tests).
-	reused int
+	mu     sync.Mutex
+	free   []*pollMem
+	max    int
+	closed bool
 }
 
-// pollMem is one answer's memory: its bytes and its records.
+// pollMem is one answer's memory: its bytes and its records. The record
+// slabs of memory in the pool are clear (PollBatch.Release): the records
+// refer to nothing, so memory the pool drops is freed whatever kept it.
 type pollMem struct {
 	buf    []byte
 	store  []data.SourceRecord
@@ -186,9 +193,6 @@ func (p *PollPool) get(n int) *pollMem {
 		p.free[best], p.free[last] = p.free[last], nil
 		p.free = p.free[:last]
 	}
-	if m != nil && cap(m.buf) >= n {
-		p.reused++
-	}
 	p.mu.Unlock()
 	if m == nil {
 		m = &pollMem{}
@@ -196,10 +200,14 @@ func (p *PollPool) get(n int) *pollMem {
 	return m
 }
 
-// put keeps m for a later get, unless the pool is full of larger memory.
+// put keeps m for a later get, unless the pool is closed or full of larger
+// memory. m's record slabs are clear.
 func (p *PollPool) put(m *pollMem) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
 	if len(p.free) < p.max {
 		p.free = append(p.free, m)
 		return
@@ -216,12 +224,24 @@ func (p *PollPool) put(m *pollMem) {
 }
 
 // Drain lets the garbage collector have the memory the pool keeps: a task
-// whose source has nothing to give (an empty answer) may stay idle long.
+// whose source has nothing to give (an empty answer), or that is paused,
+// may stay idle long. Batches released later fill it again.
 func (p *PollPool) Drain() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	clear(p.free)
 	p.free = p.free[:0]
+}
+
+// Close drains the pool for good: batches released from then on are left
+// to the garbage collector (a task that stopped reads no more answers).
+// Answers may still be read into a closed pool, in new memory.
+func (p *PollPool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	clear(p.free)
+	p.free = nil
 }
 
 // TakePollPooled is TakePoll reading the answer into memory from pool,
@@ -259,6 +279,10 @@ func (r *SharedRegion) TakePollPooled(ref *pluginv1.SharedBatch, pool *PollPool)
 		pb.pool, pb.mem = pool, m
 		return pb, nil
 	}
+	// The fused decoder may have filled part of the slabs before it
+	// declined: clear them before they go back (rare; all of them).
+	clear(m.store)
+	clear(m.coords)
 	pb, err := decodePollBatch(b)
 	if err != nil {
 		pool.put(m) // nothing refers to the copy
@@ -389,12 +413,11 @@ func fusedPollBatchInto(b []byte, m *pollMem) (*PollBatch, bool) {
 			m.recs = make([]*data.SourceRecord, count)
 			m.coords = make([]SourceCoords, count)
 		}
-		// What the last answer left is cleared: a record is decoded
-		// field by field, and fields absent from the answer stay.
+		// What the last answer left was cleared by its Release (a
+		// record is decoded field by field, and fields absent from the
+		// answer stay).
 		store = m.store[:count]
-		clear(store)
 		pb.recs, pb.coords = m.recs[:count], m.coords[:count]
-		clear(pb.coords)
 	}
 	i := 0
 	for rest := b; len(rest) > 0; {

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -68,13 +70,18 @@ func pooledBatches() [][]*data.SourceRecord {
 // them, with nothing left of the answer before (each batch differs in
 // shape: headers, schemas, keys present or not); their strings are
 // copies that stay as they were after the memory is written over; their
-// bytes are the memory's; a released batch has no records.
+// bytes are the memory's; a released batch has no records, and its memory
+// holds none either.
 func TestTakePollPooled(t *testing.T) {
 	r := NewSharedRegion(make([]byte, 1<<20), nil)
 	pool := NewPollPool(2)
 	batches := pooledBatches()
 	var live, snap [][]string
 	var prev *PollBatch
+	// bufs keeps every answer's buffer, so that an address seen again is
+	// memory from the pool, not memory freed and allocated anew.
+	var bufs [][]byte
+	reused := 0
 	for i, recs := range batches {
 		ref, placed := placeAnswer(t, r, recs, uint64(i+1))
 		pb, err := r.TakePollPooled(ref, pool)
@@ -87,6 +94,13 @@ func TestTakePollPooled(t *testing.T) {
 		if pb.mem == nil {
 			t.Fatalf("batch %d was not read into pooled memory", i)
 		}
+		for _, b := range bufs {
+			if unsafe.SliceData(b) == unsafe.SliceData(pb.mem.buf) {
+				reused++
+				break
+			}
+		}
+		bufs = append(bufs, pb.mem.buf)
 		got, gc, err := pb.Records()
 		if err != nil {
 			t.Fatal(err)
@@ -107,16 +121,24 @@ func TestTakePollPooled(t *testing.T) {
 		live = append(live, strs)
 		snap = append(snap, sourceStrings(want))
 		// Two batches live at a time: the one before is done.
-		prev.Release()
-		if recs, coords, err := prev.Records(); i > 0 && (recs != nil || coords != nil || err != nil) {
-			t.Fatalf("batch %d has records after its Release", i-1)
+		if prev != nil {
+			m, n := prev.mem, prev.Len()
+			prev.Release()
+			if recs, coords, err := prev.Records(); recs != nil || coords != nil || err != nil {
+				t.Fatalf("batch %d has records after its Release", i-1)
+			}
+			for j := range n {
+				if !reflect.ValueOf(m.store[j]).IsZero() || m.coords[j].Partition != nil || m.coords[j].Offset != nil {
+					t.Fatalf("batch %d: record %d is still in the memory after its Release", i-1, j)
+				}
+			}
 		}
 		prev.Release() // a second Release does nothing
 		prev = pb
 	}
 	// Answers larger than any buffer free get a new one.
-	if pool.reused < len(batches)/2 {
-		t.Errorf("memory reused for %d of %d answers", pool.reused, len(batches))
+	if reused < len(batches)/2 {
+		t.Errorf("memory reused for %d of %d answers", reused, len(batches))
 	}
 	for i := range live {
 		if len(live[i]) != len(snap[i]) {
@@ -180,14 +202,14 @@ func TestTakePollPooledDeclinedAndErrors(t *testing.T) {
 		t.Fatalf("declined answer after the pool was reused: %s", d)
 	}
 
-	free, reused := len(pool.free), pool.reused
+	free := slices.Clone(pool.free)
 	for _, bad := range []*pluginv1.SharedBatch{{Offset: 1 << 20, Length: 1}, {Offset: 1, Length: ^uint64(0)}} {
 		_, err := r.TakePollPooled(bad, pool)
 		if want := r.Take(bad, &pluginv1.PollResponse{}); err == nil || err.Error() != want.Error() {
 			t.Fatalf("%v: error %v, Take's %v", bad, err, want)
 		}
 	}
-	if len(pool.free) != free || pool.reused != reused {
+	if !slices.Equal(pool.free, free) {
 		t.Fatalf("a reference outside the region took memory from the pool")
 	}
 	copy(r.mem, bytes.Repeat([]byte{0xff}, 64))
@@ -196,8 +218,15 @@ func TestTakePollPooledDeclinedAndErrors(t *testing.T) {
 	if want := r.Take(ref, &pluginv1.PollResponse{}); err == nil || err.Error() != want.Error() || !strings.HasPrefix(err.Error(), "decode shared batch (64 bytes): ") {
 		t.Fatalf("garbage: error %v, Take's %v", err, want)
 	}
-	if len(pool.free) != free {
-		t.Fatalf("garbage kept memory from the pool: %d free, was %d", len(pool.free), free)
+	if len(pool.free) != len(free) {
+		t.Fatalf("garbage kept memory from the pool: %d free, was %d", len(pool.free), len(free))
+	}
+	for _, m := range pool.free {
+		for j := range m.store {
+			if !reflect.ValueOf(m.store[j]).IsZero() || m.coords[j].Partition != nil || m.coords[j].Offset != nil {
+				t.Fatalf("memory back from an answer declined or not decoded holds record %d", j)
+			}
+		}
 	}
 	// Without a pool it is TakePoll, and Release does nothing.
 	ref, _ = placeAnswer(t, r, recs, 1)
@@ -238,8 +267,8 @@ func TestPollPoolBound(t *testing.T) {
 	if m := p.get(1000); &m.store[0] != &slab[0] {
 		t.Fatal("get(1000) did not keep the slabs of memory whose buffer is too small")
 	}
-	if p.reused != 1 || len(p.free) != 0 {
-		t.Fatalf("reused %d, %d free", p.reused, len(p.free))
+	if len(p.free) != 0 {
+		t.Fatalf("%d free", len(p.free))
 	}
 	if m := p.get(10); m == nil || m.buf != nil {
 		t.Fatal("get from an empty pool")
@@ -248,6 +277,12 @@ func TestPollPoolBound(t *testing.T) {
 	p.Drain()
 	if len(p.free) != 0 {
 		t.Fatal("Drain kept memory")
+	}
+	p.put(&pollMem{})
+	p.Close()
+	p.put(&pollMem{})
+	if len(p.free) != 0 {
+		t.Fatal("a closed pool kept memory")
 	}
 	b := bytes.Repeat([]byte{7}, 1000)
 	if c := cachedCloneSpare(b); !bytes.Equal(c, b) || cap(c) != 1000+1000/8 || bytes.ContainsRune(c[len(c):cap(c)], 7) {
