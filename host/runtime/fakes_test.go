@@ -117,6 +117,8 @@ type fakeSource struct {
 	// answer, when set, makes the Poll answer of the records handed out
 	// (the first with sequence number first), in place of answer.
 	answer func(first uint64, recs []*data.SourceRecord) (*wire.PollBatch, error)
+	// usePool, when set, is given the task's pool (PooledPoller).
+	usePool func(*wire.PollPool)
 	// region is the shared memory of the default answers; shared counts
 	// the answers read from it.
 	region *wire.SharedRegion
@@ -166,6 +168,14 @@ func (f *fakeSource) Start(_ context.Context, req *pluginv1.SourceTaskStartReque
 	f.mu.Unlock()
 	f.ev.add("start")
 	return &pluginv1.SourceTaskStartResponse{RecordAcks: f.recordAcks}, nil
+}
+
+// UsePollPool implements PooledPoller.
+func (f *fakeSource) UsePollPool(p *wire.PollPool) {
+	f.ev.add("pool")
+	if f.usePool != nil {
+		f.usePool(p)
+	}
 }
 
 func (f *fakeSource) takeAcks(b *pluginv1.AckBatch) {

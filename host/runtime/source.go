@@ -34,8 +34,12 @@ type sourceTask struct {
 	plugin    SourcePlugin
 	client    *kgo.Client
 	nextFlush time.Time
-	// batches holds the memory of finished Poll answers for the next ones.
+	// batches holds the memory of finished Poll answers for the next
+	// ones: their Kafka records here, the answers themselves in answers,
+	// which the plugin reads them into (PooledPoller). Both keep as many
+	// answers (answerPoolSize) and are emptied together (dropPooled).
 	batches batchPool
+	answers *wire.PollPool
 	// closing is set once the producer's outcome no longer matters (the
 	// client is being closed after a failure or a timed-out drain), so
 	// the errors of abandoned records do not count as failures.
@@ -57,8 +61,40 @@ func NewSourceTask(cfg SourceConfig) (Task, error) {
 		log:     cfg.Logger,
 		tracker: newAckTracker(),
 	}
+	n := answerPoolSize(&t.cfg)
+	t.batches.max = n
+	t.answers = wire.NewPollPool(n)
 	t.promise = t.onProduced
 	return t, nil
+}
+
+// maxPooledAnswers is the most finished Poll answers a task keeps the
+// memory of. Batches finish in bursts (a produce response acknowledges
+// several at once, the prefix jumps when a slow Kafka partition catches
+// up), and a Poll follows each bit of room under MaxInFlightBytes: in
+// BenchmarkSourceRunnerPooled (1000 records of 1 KiB per answer, 32 MiB
+// in flight) a pool of 4 served about half the Polls, 8 about 70%, 16
+// about 85%.
+const maxPooledAnswers = 8
+
+// answerPoolSize is how many finished Poll answers' memory a task keeps
+// for the next ones, in its batchPool and its wire.PollPool alike: as many
+// answers of MaxPollBytes as MaxInFlightBytes holds, at least one, at most
+// maxPooledAnswers. What a task keeps for reuse is then about what it may
+// have in flight anyway (an answer's copy is at most MaxPollBytes and an
+// eighth, its records and Kafka records some hundreds of bytes each), and
+// a task configured for little memory keeps little.
+func answerPoolSize(cfg *SourceConfig) int {
+	n := cfg.MaxInFlightBytes / int64(max(cfg.MaxPollBytes, 1))
+	return int(min(max(n, 1), maxPooledAnswers))
+}
+
+// dropPooled lets the garbage collector have the memory of finished
+// answers: the task has nothing to do for a while (its source had nothing
+// to give, or it is paused).
+func (t *sourceTask) dropPooled() {
+	t.batches.drain()
+	t.answers.Drain()
 }
 
 func (t *sourceTask) ID() TaskID { return t.cfg.ID }
@@ -117,6 +153,9 @@ func (t *sourceTask) run(ctx context.Context) error {
 		return fmt.Errorf("source task %s: launch plugin: %w", t.cfg.ID, err)
 	}
 	t.plugin = p
+	if pp, ok := p.(PooledPoller); ok {
+		pp.UsePollPool(t.answers)
+	}
 	quit := make(chan struct{})
 	var watcher sync.WaitGroup
 	watcher.Go(func() { t.watchProcess(p.Done(), crashError(p), quit) })
@@ -130,6 +169,7 @@ func (t *sourceTask) run(ctx context.Context) error {
 	// No more Polls: batches finished from here on are left to the
 	// garbage collector.
 	t.batches.close()
+	t.answers.Close()
 	if reason == nil {
 		reason = t.drain(ctx, stopWatching)
 	}
@@ -184,6 +224,11 @@ func (t *sourceTask) loop(ctx context.Context) error {
 				t.wait(ctx, time.Until(t.nextFlush), true)
 				continue
 			}
+			// Nothing is in flight, so every batch is finished (the
+			// tracker finishes them as the prefix passes, under the
+			// lock that counts in-flight records) and none will be
+			// until a Poll: a paused task keeps none of their memory.
+			t.dropPooled()
 			t.report(statePaused)
 			t.wait(ctx, time.Until(t.nextFlush), false)
 			continue
@@ -265,7 +310,7 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 		// Nothing to give: the task may stay idle long, and its free
 		// batches are the garbage collector's.
 		batch.Release()
-		t.batches.drain()
+		t.dropPooled()
 		return nil
 	}
 	if batch.FirstSeq() == 0 {
@@ -277,7 +322,7 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 	}
 	// The batch's Kafka records and their bookkeeping, from a finished
 	// batch when there is one.
-	b := t.batches.get(len(recs), ctx)
+	b := t.batches.get(ctx, len(recs))
 	b.answer = batch
 	coords := b.coords
 	for i, c := range wc {
@@ -289,9 +334,9 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 	}
 	// Once the last record is sent, b may be finished and handed out
 	// again by the next Poll: nothing after the loop touches it.
+	// The slab's records are clear (finish cleared them, or they are new).
 	for i, r := range recs {
 		kr, m := &b.slab[i], &b.meta[i]
-		*kr = kgo.Record{}
 		// Not m.Context: see sourceBatch.
 		m.h, m.r, m.c, m.b = h0+uint64(i), r, coords[i], b
 		if err := t.send(ctx, kr, m); err != nil {
@@ -334,7 +379,13 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 //     the garbage collector;
 //   - a task that stops or fails with records in flight: those records are
 //     never acknowledged, so their batches never finish, and batches that
-//     finish after the last Poll are dropped (batchPool.close).
+//     finish after the last Poll are dropped (batchPool.close,
+//     wire.PollPool.Close).
+//
+// A finished batch keeps no reference into the answer (finish clears its
+// Kafka records, bookkeeping and coordinates), so memory either pool drops
+// is freed. The pools are emptied when the task pauses, when its source
+// has nothing to give, and when it stops.
 
 // sourceBatch is one Poll answer's memory from Poll to its finish.
 type sourceBatch struct {
@@ -348,43 +399,45 @@ type sourceBatch struct {
 	keep atomic.Bool
 }
 
-// finish runs once the prefix has passed the batch's last record.
+// finish runs once the prefix has passed the batch's last record: nothing
+// uses the Kafka records and their bookkeeping any more (franz-go is done
+// with a record once its promise has run). It clears every reference they
+// hold into the answer, which goes back to its pool, but not a produced's
+// Context (see above).
 func (b *sourceBatch) finish() {
 	if b.keep.Load() {
 		return
 	}
+	clear(b.slab)
+	for i := range b.meta {
+		m := &b.meta[i]
+		m.r, m.c, m.b = nil, sourceCoords{}, nil
+	}
+	clear(b.coords)
 	b.answer.Release()
 	b.answer = nil
 	b.pool.put(b)
 }
 
 // batchPool is a task's free list of finished batches (the answer's memory
-// goes back to the plugin's wire.PollPool, which Release finds). It keeps
-// a few, and none once the source has nothing to give (drain): batches
-// finish in bursts (a produce response acknowledges several at once, the
-// prefix jumps when a slow Kafka partition catches up), and a Poll follows
-// each bit of room under MaxInFlightBytes. In BenchmarkSourceRunnerPooled
-// (1000 records of 1 KiB per answer, 32 MiB in flight) a pool of 4 served
-// about half the Polls, 8 about 70%, 16 about 85%.
+// goes back to the task's wire.PollPool, which Release finds). It keeps at
+// most max (answerPoolSize), and none while the task has nothing to do
+// (drain).
 type batchPool struct {
 	mu     sync.Mutex
 	free   []*sourceBatch
+	max    int
 	closed bool
-	reused int // batches handed out again (tests)
 }
-
-// batchPoolSize is how many finished batches a task keeps.
-const batchPoolSize = 8
 
 // get returns a batch with room for n records whose produced carry ctx,
 // the run's (a task runs once, so every batch of a pool carries the same).
-func (p *batchPool) get(n int, ctx context.Context) *sourceBatch {
+func (p *batchPool) get(ctx context.Context, n int) *sourceBatch {
 	p.mu.Lock()
 	var b *sourceBatch
 	if k := len(p.free); k > 0 {
 		b, p.free[k-1] = p.free[k-1], nil
 		p.free = p.free[:k-1]
-		p.reused++
 	}
 	p.mu.Unlock()
 	if b == nil {
@@ -406,7 +459,7 @@ func (p *batchPool) get(n int, ctx context.Context) *sourceBatch {
 func (p *batchPool) put(b *sourceBatch) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.closed && len(p.free) < batchPoolSize {
+	if !p.closed && len(p.free) < p.max {
 		p.free = append(p.free, b)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -77,17 +80,21 @@ func reusePartition(seq uint64) int32 {
 	return 1
 }
 
+// ctxKey marks the run's context in tests.
+type ctxKey struct{}
+
 // The tracker alone: a batch is finished when the prefix passes its last
 // record, not before, however its records are acknowledged; a kept batch
 // is not reused; offsets are the tracker's own copies once the batch is
-// finished.
+// finished; a finished batch refers to nothing of its answer.
 func TestAckTrackerFinishesBatches(t *testing.T) {
 	tr := newAckTracker()
-	pool := &batchPool{}
+	pool := &batchPool{max: 8}
+	ctx := context.WithValue(context.Background(), ctxKey{}, "run")
 	var mem []byte // the answers' bytes, written over once finished
 	add := func(first uint64, n int, part string) (*sourceBatch, uint64) {
-		b := &sourceBatch{pool: pool}
-		coords := make([]sourceCoords, n)
+		b := pool.get(ctx, n)
+		coords := b.coords
 		for i := range coords {
 			start := len(mem)
 			mem = append(mem, part...)
@@ -100,7 +107,31 @@ func TestAckTrackerFinishesBatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The Kafka records and their bookkeeping, as pollOnce makes
+		// them: pointing into the answer.
+		for i := range n {
+			b.slab[i] = kgo.Record{Topic: "t", Key: coords[i].partition, Value: coords[i].offset, Context: &b.meta[i]}
+			b.meta[i].h, b.meta[i].r, b.meta[i].c, b.meta[i].b = h+uint64(i), &data.SourceRecord{}, coords[i], b
+		}
 		return b, h
+	}
+	// cleared fails unless b refers to nothing of its answer, its
+	// produced keeping the run's context.
+	cleared := func(b *sourceBatch) {
+		t.Helper()
+		for i := range b.slab {
+			m := &b.meta[i]
+			if !reflect.ValueOf(b.slab[i]).IsZero() || m.r != nil || m.c.partition != nil || m.c.offset != nil || m.b != nil ||
+				b.coords[i].partition != nil || b.coords[i].offset != nil {
+				t.Fatalf("record %d of a finished batch still refers to its answer", i)
+			}
+			if m.Context != ctx {
+				t.Fatalf("record %d of a finished batch lost its context", i)
+			}
+		}
+		if b.answer != nil {
+			t.Fatal("a finished batch keeps its answer")
+		}
 	}
 	mem = make([]byte, 0, 4096)    // never reallocated: coords alias it
 	b1, h1 := add(1, 3, `{"p":1}`) // records 1-3
@@ -132,6 +163,19 @@ func TestAckTrackerFinishesBatches(t *testing.T) {
 			t.Fatalf("step %d (handle %d): finished %v, want %v", i, st.h, got, st.want)
 		}
 	}
+	cleared(b1)
+	cleared(b2)
+	// The kept batch is left as it is: the error handler may hold it.
+	if b3.slab[0].Key == nil || b3.meta[0].r == nil {
+		t.Fatal("a kept batch was cleared")
+	}
+	// A batch from the pool comes clear, with the run's context.
+	if b := pool.get(ctx, 2); b != b2 || len(b.slab) != 2 {
+		t.Fatalf("the pool gave %p (%d records), want the last finished, %p", b, len(b.slab), b2)
+	} else {
+		cleared(b)
+		pool.put(b)
+	}
 	// The answers' memory is reused: the offsets to store are copies.
 	for i := range mem {
 		mem[i] = 'X'
@@ -143,7 +187,11 @@ func TestAckTrackerFinishesBatches(t *testing.T) {
 	if tr.acked() != 9 || tr.unsettled() != 0 || len(tr.batches) != 0 {
 		t.Fatalf("acked %d, unsettled %d, %d batches", tr.acked(), tr.unsettled(), len(tr.batches))
 	}
-	// A closed pool takes nothing.
+	// A drained pool keeps nothing, a closed one takes nothing.
+	pool.drain()
+	if len(finished()) != 0 {
+		t.Fatal("a drained pool kept batches")
+	}
 	pool.close()
 	b4, h4 := add(10, 1, `{"p":1}`)
 	tr.ack(h4, nil)
@@ -153,19 +201,20 @@ func TestAckTrackerFinishesBatches(t *testing.T) {
 }
 
 // pooledAnswers answers Polls as a plugin that accepted shared memory,
-// read the way the worker reads it (TakePollPooled), and notes when an
-// answer was read into memory an earlier answer had.
+// read the way the worker reads it (TakePollPooled, into the task's pool:
+// use), and notes which answers were read into memory an earlier answer
+// had.
 type pooledAnswers struct {
 	region *wire.SharedRegion
-	pool   *wire.PollPool
 	// partition is the Kafka partition of record seq; nil: reusePartition.
 	partition func(seq uint64) int32
 
-	mu sync.Mutex
-	// spans are the address ranges of the answers' record keys; each
-	// keeps one key, so that its memory is not freed and handed out
-	// again by the allocator: an answer in the range of an earlier one is
-	// in memory reused through the pool.
+	mu   sync.Mutex
+	pool *wire.PollPool
+	// spans are the address ranges of the answers' record keys, in the
+	// order answered; each keeps one key, so that its memory is not
+	// freed and handed out again by the allocator: an answer in the range
+	// of an earlier one is in memory reused through the pool.
 	spans  []valueSpan
 	reused int
 }
@@ -173,11 +222,18 @@ type pooledAnswers struct {
 type valueSpan struct {
 	lo, hi uintptr
 	keep   []byte
+	reused bool
 }
 
-// newPooledAnswers reads answers into a pool that keeps the memory of n.
-func newPooledAnswers(n int) *pooledAnswers {
-	return &pooledAnswers{region: wire.NewSharedRegion(make([]byte, 4<<20), nil), pool: wire.NewPollPool(n)}
+func newPooledAnswers() *pooledAnswers {
+	return &pooledAnswers{region: wire.NewSharedRegion(make([]byte, 4<<20), nil)}
+}
+
+// use takes the task's pool (fakeSource.usePool).
+func (a *pooledAnswers) use(p *wire.PollPool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pool = p
 }
 
 func (a *pooledAnswers) answer(first uint64, recs []*data.SourceRecord) (*wire.PollBatch, error) {
@@ -196,7 +252,13 @@ func (a *pooledAnswers) answer(first uint64, recs []*data.SourceRecord) (*wire.P
 	if !ok {
 		return nil, fmt.Errorf("an answer of %d records does not fit the region", len(recs))
 	}
-	pb, err := a.region.TakePollPooled(ref, a.pool)
+	a.mu.Lock()
+	pool := a.pool
+	a.mu.Unlock()
+	if pool == nil {
+		return nil, errors.New("no pool from the task")
+	}
+	pb, err := a.region.TakePollPooled(ref, pool)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +278,7 @@ func (a *pooledAnswers) answer(first uint64, recs []*data.SourceRecord) (*wire.P
 	for _, s := range a.spans {
 		if span.lo < s.hi && s.lo < span.hi {
 			a.reused++
+			span.reused = true
 			break
 		}
 	}
@@ -227,6 +290,61 @@ func (a *pooledAnswers) reuses() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.reused
+}
+
+// reusedAt reports whether answer k (from 0) was read into reused memory.
+func (a *pooledAnswers) reusedAt(k int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.spans[k].reused
+}
+
+// slabReuse counts, from the Kafka records a task produces (a producer
+// hook), the batches made in the slab of an earlier one: a batch from the
+// task's pool. It notes each batch by a weak pointer, so that a batch
+// freed and another allocated at its address do not count.
+type slabReuse struct {
+	mu      sync.Mutex
+	seen    map[weak.Pointer[sourceBatch]]bool
+	batches []bool // per batch, in order produced: made in an earlier's slab
+}
+
+func newSlabReuse() *slabReuse {
+	return &slabReuse{seen: map[weak.Pointer[sourceBatch]]bool{}}
+}
+
+// OnProduceRecordBuffered implements kgo.HookProduceRecordBuffered. The
+// first record of a batch is the first of its slab.
+func (s *slabReuse) OnProduceRecordBuffered(r *kgo.Record) {
+	m := r.Context.(*produced)
+	if r != &m.b.slab[0] {
+		return
+	}
+	w := weak.Make(m.b)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.batches = append(s.batches, s.seen[w])
+	s.seen[w] = true
+}
+
+// reuses is how many batches were made in an earlier one's slab.
+func (s *slabReuse) reuses() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.batches {
+		if r {
+			n++
+		}
+	}
+	return n
+}
+
+// reusedAt reports whether batch k (from 0) was made in an earlier's slab.
+func (s *slabReuse) reusedAt(k int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.batches[k]
 }
 
 // reuseCluster is two brokers, topic t with partition 0 on one and
@@ -256,6 +374,7 @@ func reuseSource(ev *events, a *pooledAnswers) *fakeSource {
 	f.limit = reuseHeld * reuseBatch
 	f.gen = reuseRecord
 	f.answer = a.answer
+	f.usePool = a.use
 	return f
 }
 
@@ -331,9 +450,16 @@ func checkReused(t *testing.T, what string, reused, after int) {
 func TestSourceReusesBatchesOnlyOnceAcknowledged(t *testing.T) {
 	c, let := reuseCluster(t)
 	ev := &events{}
-	a := newPooledAnswers(8)
+	a := newPooledAnswers()
 	f := reuseSource(ev, a)
-	st, after := runPhases(t, sourceConfig(c, f, newMemOffsets(ev), nil), f, let, nil, nil)
+	slabs := newSlabReuse()
+	cfg := sourceConfig(c, f, newMemOffsets(ev), nil)
+	cfg.ProducerOpts = append(cfg.ProducerOpts, kgo.WithHooks(slabs))
+	_, after := runPhases(t, cfg, f, let, func(st *sourceTask) {
+		if st.batches.max != maxPooledAnswers {
+			t.Fatalf("pools of %d answers at the default bounds", st.batches.max)
+		}
+	}, nil)
 
 	recs := readAll(t, c, "t", reuseRecords)
 	if len(recs) != reuseRecords {
@@ -362,10 +488,7 @@ func TestSourceReusesBatchesOnlyOnceAcknowledged(t *testing.T) {
 	// Reuse happened: answers were read into memory of earlier ones, and
 	// batches' Kafka records were made again in earlier slabs.
 	checkReused(t, "answers' memory", a.reuses(), after)
-	st.batches.mu.Lock()
-	reused := st.batches.reused
-	st.batches.mu.Unlock()
-	checkReused(t, "Kafka record slabs", reused, after)
+	checkReused(t, "Kafka record slabs", slabs.reuses(), after)
 }
 
 // checkedOffsets is memOffsets that checks every write: a source
@@ -415,14 +538,19 @@ func (s *checkedOffsets) Set(ctx context.Context, connector string, entries []st
 func TestSourceStoresOffsetsRightWhileReusing(t *testing.T) {
 	c, let := reuseCluster(t)
 	ev := &events{}
-	// A pool of one: each answer polled one at a time is read into the
-	// memory of the one before, whose offsets wait for the next flush.
-	a := newPooledAnswers(1)
+	a := newPooledAnswers()
 	f := reuseSource(ev, a)
 	store := &checkedOffsets{memOffsets: newMemOffsets(ev), t: t, last: map[string]uint64{}}
 	cfg := sourceConfig(c, f, nil, nil)
 	cfg.Offsets = store
 	cfg.OffsetFlushInterval = 5 * time.Millisecond
+	// Pools of one answer (as much in flight as one Poll brings): each
+	// answer polled one at a time is read into the memory of the one
+	// before, whose offsets wait for the next flush.
+	cfg.MaxPollBytes, cfg.MaxInFlightBytes = 1<<20, 1<<20
+	if n := answerPoolSize(&cfg); n != 1 {
+		t.Fatalf("pools of %d answers", n)
+	}
 	_, after := runPhases(t, cfg, f, let, func(st *sourceTask) { store.acked = st.tracker.acked }, func() {
 		// While record 100 is held, the prefix ends at 99.
 		eventually(t, "offsets of the prefix stored", func() bool { return store.get(`{"sp":0}`) == `{"o":99}` })
@@ -458,7 +586,7 @@ func TestSourceKeepsBatchesTheErrorHandlerSaw(t *testing.T) {
 	const answers = 24
 	c := newCluster(t, 1, map[string]int32{"t": 2})
 	ev := &events{}
-	a := newPooledAnswers(8)
+	a := newPooledAnswers()
 	f := reuseSource(ev, a)
 	f.limit = answers * reuseBatch
 	// In every other odd answer one record fails its conversion
@@ -535,14 +663,103 @@ func TestSourceKeepsBatchesTheErrorHandlerSaw(t *testing.T) {
 	}
 }
 
+// A paused task keeps none of the memory of finished answers: once every
+// record is acknowledged and the task is PAUSED, its batch pool is empty,
+// and the first answer after Resume is read into new memory, its Kafka
+// records made in a new slab; the answer after that reuses both again.
+// A stopped task's pools are closed. The pools are the size its bounds
+// give, and the plugin is given the answers' pool before Start.
+func TestSourcePausedKeepsNoPooledMemory(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 2})
+	ev := &events{}
+	a := newPooledAnswers()
+	f := reuseSource(ev, a)
+	f.limit = 0 // answers never run out: no empty answer empties the pools
+	slabs := newSlabReuse()
+	l := newRecListener()
+	cfg := sourceConfig(c, f, newMemOffsets(ev), l)
+	cfg.ProducerOpts = append(cfg.ProducerOpts, kgo.WithHooks(slabs))
+	// Pools of two answers.
+	cfg.MaxPollBytes, cfg.MaxInFlightBytes = 1<<20, 2<<20+1
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := task.(*sourceTask)
+	if st.batches.max != 2 {
+		t.Fatalf("a pool of %d batches, want 2", st.batches.max)
+	}
+	pooled := func() int {
+		st.batches.mu.Lock()
+		defer st.batches.mu.Unlock()
+		return len(st.batches.free)
+	}
+	// One answer at a time, each once the one before is finished; the
+	// fourth Poll waits for the test.
+	gate, waiting := make(chan struct{}), make(chan struct{})
+	var polls atomic.Int32
+	f.pollHook = func(*pluginv1.PollRequest) {
+		deadline := time.Now().Add(10 * time.Second)
+		for st.tracker.acked() < f.handedOut() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if polls.Add(1) == 4 {
+			close(waiting)
+			<-gate
+		}
+	}
+	wait := runTask(t, task)
+	l.await(t, "running")
+	<-waiting
+	// Three answers went through; the third's memory waits in the pools.
+	if got := pooled(); got != 1 {
+		t.Fatalf("%d batches pooled while running, want 1", got)
+	}
+	task.Pause()
+	close(gate) // the fourth answer, polled before the pause took hold
+	l.await(t, "paused")
+	if got := pooled(); got != 0 {
+		t.Errorf("%d batches pooled while paused", got)
+	}
+	if got := f.handedOut(); got != 4*reuseBatch {
+		t.Fatalf("%d records handed out before the pause, want %d", got, 4*reuseBatch)
+	}
+	task.Resume()
+	l.await(t, "running")
+	eventually(t, "two answers after Resume", func() bool { return st.tracker.acked() >= 6*reuseBatch })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for k, want := range []bool{false, true, true, true, false, true} {
+		if got := a.reusedAt(k); got != want {
+			t.Errorf("answer %d read into reused memory: %v, want %v", k, got, want)
+		}
+		if got := slabs.reusedAt(k); got != want {
+			t.Errorf("answer %d's Kafka records made in a reused slab: %v, want %v", k, got, want)
+		}
+	}
+	st.batches.mu.Lock()
+	closed, free := st.batches.closed, len(st.batches.free)
+	st.batches.mu.Unlock()
+	if !closed || free != 0 {
+		t.Errorf("stopped: batch pool closed %v, with %d batches", closed, free)
+	}
+	if p, s := ev.lastIndex("pool"), ev.lastIndex("start"); p < 0 || p > s {
+		t.Errorf("the pool was given at %d, Start at %d: %v", p, s, ev.list())
+	}
+}
+
 // pooledBenchSource is benchSource answering as the worker now reads an
-// answer in shared memory: into memory from a pool (TakePollPooled),
-// given back by the task once the batch is finished.
+// answer in shared memory: into memory from the task's pool
+// (TakePollPooled), given back by the task once the batch is finished.
 type pooledBenchSource struct {
 	*benchSource
-	pool  *wire.PollPool
-	polls atomic.Int64 // answers with records
+	pool  *wire.PollPool // the task's: set before Start, then read-only
+	polls atomic.Int64   // answers with records
 }
+
+func (f *pooledBenchSource) UsePollPool(p *wire.PollPool) { f.pool = p }
 
 func (f *pooledBenchSource) launch(context.Context, pluginv1.WorkerServer) (SourcePlugin, error) {
 	return f, nil
@@ -598,12 +815,13 @@ func BenchmarkSourceRunnerPooled(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	f := &pooledBenchSource{benchSource: newBenchSource(DefaultSourceMaxPollRecords, uint64(b.N)), pool: wire.NewPollPool(8)}
+	f := &pooledBenchSource{benchSource: newBenchSource(DefaultSourceMaxPollRecords, uint64(b.N))}
+	slabs := newSlabReuse()
 	task, err := NewSourceTask(SourceConfig{
 		ID:           TaskID{"bench", 0},
 		Launch:       f.launch,
 		Pipeline:     testPipeline(),
-		ProducerOpts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
+		ProducerOpts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.WithHooks(slabs)},
 		Offsets:      newMemOffsets(&events{}),
 		Timing:       Timing{OffsetFlushInterval: time.Second},
 	})
@@ -626,8 +844,6 @@ func BenchmarkSourceRunnerPooled(b *testing.B) {
 	}
 	reportThroughput(b, b.N, elapsed)
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/rec")
-	st.batches.mu.Lock()
-	b.ReportMetric(float64(st.batches.reused), "reused")
-	st.batches.mu.Unlock()
+	b.ReportMetric(float64(slabs.reuses()), "reused")
 	b.ReportMetric(float64(f.polls.Load()), "polls")
 }

@@ -62,8 +62,9 @@ type SourcePlugin interface {
 	// batch is an empty answer. The task calls the batch's Release when
 	// nothing reads its records any more: at once for an empty answer,
 	// otherwise once the acknowledged prefix has passed its last record
-	// (sourceBatch.finish). A batch read into a wire.PollPool's memory
-	// (TakePollPooled) then gives that memory back for a later answer. A
+	// (sourceBatch.finish). A batch read into the memory of the task's
+	// wire.PollPool (TakePollPooled; see PooledPoller) then gives that
+	// memory back for a later answer. A
 	// batch a record of which went to the error handler, or still in
 	// flight when the task ends, is never released: it is the garbage
 	// collector's.
@@ -77,6 +78,17 @@ type SourcePlugin interface {
 	Done() <-chan struct{}
 	// WorkerTarget is where the plugin dials the Worker service.
 	WorkerTarget() string
+}
+
+// PooledPoller is optionally implemented by a SourcePlugin that reads Poll
+// answers into reused memory (wire.SharedRegion.TakePollPooled). The task
+// calls UsePollPool once, before Start, with the pool to read every answer
+// into. The task owns the pool: it sizes it from its bounds (so that the
+// memory kept for reuse stays within about MaxInFlightBytes), empties it
+// whenever it pauses or its source has nothing to give, and closes it when
+// it stops.
+type PooledPoller interface {
+	UsePollPool(pool *wire.PollPool)
 }
 
 // SinkPlugin is one sink task plugin process; see SourcePlugin.
