@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/host/plugin"
+	"github.com/sluice-io/sluice/host/runtime"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
@@ -60,23 +61,22 @@ type sourcePlugin struct {
 	stats  *sharedStats
 	shared *wire.SharedRegion // set by Start if accepted; then read-only
 	// answers is the memory answers in the region are read into, given
-	// back by the task (PollBatch.Release) once it is done with a batch;
-	// set with shared.
+	// back by the task (PollBatch.Release) once it is done with a batch:
+	// the task's, which sizes and empties it (runtime.PooledPoller); set
+	// before Start.
 	answers *wire.PollPool
 }
 
-// pollPoolSize is how many answers' memory a source task keeps for reuse
-// (as many as the runner keeps batches of Kafka records; see its
-// batchPool): batches finish in bursts, and a pool smaller than a burst
-// lets the rest go.
-const pollPoolSize = 8
+var _ runtime.PooledPoller = (*sourcePlugin)(nil)
+
+// UsePollPool implements runtime.PooledPoller.
+func (p *sourcePlugin) UsePollPool(pool *wire.PollPool) { p.answers = pool }
 
 func (p *sourcePlugin) Start(ctx context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error) {
 	req.SharedMemory = p.in.SharedMemory()
 	resp, err := p.in.SourceTask().Start(ctx, req)
 	if err == nil && resp.GetSharedMemory() && req.SharedMemory != nil {
 		p.shared = p.in.Shared()
-		p.answers = wire.NewPollPool(pollPoolSize)
 	}
 	return resp, err
 }
@@ -92,11 +92,6 @@ func (p *sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wi
 	if resp.GetShared() == nil {
 		if batch == nil {
 			batch = wire.NewPollBatch(resp)
-		}
-		if batch.Len() == 0 && p.answers != nil {
-			// Nothing to give: the task may stay idle long, and the
-			// memory kept for answers is the garbage collector's.
-			p.answers.Drain()
 		}
 		return batch, nil
 	}
