@@ -70,7 +70,9 @@
 // may fill them again instead of allocating new ones. Records answered
 // inline over gRPC never come back, nor do those of a task that
 // implements RecordCommitter, so the task must also work when nothing
-// comes back. The datagen source recycles.
+// comes back; nor do any after a RecycleRecords that panicked (the panic
+// is logged; the answer it followed goes out as usual). The datagen
+// source recycles.
 //
 // # Errors
 //

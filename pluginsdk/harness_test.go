@@ -21,7 +21,13 @@ import (
 // and returns clients, as the worker would see them.
 func serve(t testing.TB, classes ...Class) *wire.Clients {
 	t.Helper()
-	srv, err := newServer(classes, hclog.NewNullLogger())
+	return serveLogged(t, hclog.NewNullLogger(), classes...)
+}
+
+// serveLogged is serve with the SDK logging to log.
+func serveLogged(t testing.TB, log hclog.Logger, classes ...Class) *wire.Clients {
+	t.Helper()
+	srv, err := newServer(classes, log)
 	if err != nil {
 		t.Fatalf("newServer: %v", err)
 	}

@@ -41,7 +41,8 @@ type sourceInstance struct {
 	stopOnce  sync.Once
 
 	// recycler gets back the records answered through shared memory; nil
-	// when the task has no RecycleRecords, or has CommitRecord.
+	// when the task has no RecycleRecords, or has CommitRecord, or once
+	// its RecycleRecords panicked. It belongs to the holder of pollSem.
 	recycler RecordRecycler
 	// spare is the batch last answered, emptied: the next one fills its
 	// memory (see newBatch). It belongs to the holder of pollSem.
@@ -175,9 +176,7 @@ func (ss *sourceService) Poll(ctx context.Context, req *pluginv1.PollRequest) (*
 		// The region holds the worker's copy: the records are read no
 		// more. An inline answer is marshalled after this call returns,
 		// from the records' own bytes, so those are not given back.
-		if err := ss.s.guard("recycle records", func() error { inst.recycler.RecycleRecords(b.records()); return nil }); err != nil {
-			return nil, toStatus(ctx, fmt.Errorf("poll: %w", err))
-		}
+		inst.recycle(ss.s.log, b.records())
 	}
 	// Answered either way: nothing refers to the batch's own memory (an
 	// inline answer was converted into messages of its own).
