@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,5 +188,44 @@ func TestRecycledRecordsAreRefilledExactly(t *testing.T) {
 				t.Fatal("nothing was given back to fill")
 			}
 		})
+	}
+}
+
+// RecycleRecords takes back only records the task made: a record of
+// another task, or one the task never made, panics before it is taken
+// (filling it as a polled would write over memory that is not one).
+func TestRecycleRecordsRefusesForeignRecords(t *testing.T) {
+	props := map[string]string{topicKey: "t", seedKey: "9", batchSizeKey: "10", formatKey: formatRaw, quickstartKey: "orders"}
+	task, other := startTask(t, nil, props), startTask(t, nil, props)
+	own, theirs := pollCtx(t, task, time.Second), pollCtx(t, other, time.Second)
+	if len(own) != 10 || len(theirs) != 10 {
+		t.Fatalf("%d and %d records", len(own), len(theirs))
+	}
+	made := &data.SourceRecord{Record: data.Record{Topic: "t", Value: data.Raw("v")},
+		SourcePartition: map[string]any{taskField: int64(0)}, SourceOffset: map[string]any{seqField: int64(0)}}
+	for _, c := range []struct {
+		name string
+		rec  *data.SourceRecord
+	}{
+		{"another task's", theirs[0]},
+		{"one made elsewhere", made},
+		{"one without a source partition", &data.SourceRecord{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			free := len(task.free)
+			defer func() {
+				if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), "did not make") {
+					t.Fatalf("recovered %v, want the foreign record refused", v)
+				}
+				if len(task.free) != free {
+					t.Fatalf("%d records taken, want none", len(task.free)-free)
+				}
+			}()
+			task.RecycleRecords([]*data.SourceRecord{c.rec})
+		})
+	}
+	task.RecycleRecords(own)
+	if len(task.free) != len(own) {
+		t.Fatalf("%d of its own %d records taken back", len(task.free), len(own))
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/sluice-io/sluice/pluginsdk"
@@ -30,12 +31,33 @@ type polled struct {
 var _ pluginsdk.RecordRecycler = (*DatagenTask)(nil)
 
 // RecycleRecords takes back records Poll returned, to fill them again.
+//
+// A record given back is taken for the polled it is the rec of, by its
+// address (rec is polled's first field). That holds only for records of
+// this task: every record its Poll returns is made by take, in a []polled
+// block (or is one take got back), and the SDK's contract
+// (pluginsdk.RecordRecycler) is to hand back only records this task's Poll
+// returned, each at most once. Any other record taken for a polled would
+// have memory that is not its own written over when filled. The guard is
+// the source partition: every record this task makes holds the task's own
+// map (t.partition, made in Start), which no other record does, so a
+// record without it makes RecycleRecords panic before it is taken (the
+// SDK then stops recycling; see RecordRecycler). One pointer comparison a
+// record. (A record of this task given back twice is not caught: it would
+// be filled twice over, which is the SDK's contract to prevent.)
 func (t *DatagenTask) RecycleRecords(recs []*data.SourceRecord) {
+	own := mapID(t.partition)
 	for _, r := range recs {
-		// The SDK gives back only records this task's Poll returned,
-		// each of which is the rec of a polled.
+		if id := mapID(r.SourcePartition); id != own || id == nil {
+			panic(fmt.Sprintf("datagen: RecycleRecords got a record this task did not make (source partition %v)", r.SourcePartition))
+		}
 		t.free = append(t.free, (*polled)(unsafe.Pointer(r)))
 	}
+}
+
+// mapID is what tells maps apart: a map value is a pointer to the map.
+func mapID(m map[string]any) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
 }
 
 // take returns a record to fill, of those given back if any, else new
