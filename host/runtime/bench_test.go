@@ -81,6 +81,16 @@ func (f *benchSource) Start(context.Context, *pluginv1.SourceTaskStartRequest) (
 }
 
 func (f *benchSource) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire.PollBatch, error) {
+	ref, err := f.answer(ctx, req)
+	if ref == nil || err != nil {
+		return nil, err
+	}
+	return f.region.TakePoll(ref)
+}
+
+// answer writes the next answer into the region and says where it is; nil
+// when there is nothing to answer.
+func (f *benchSource) answer(ctx context.Context, req *pluginv1.PollRequest) (*pluginv1.SharedBatch, error) {
 	if a := req.GetAcks().GetAckedThrough(); a > f.acked.Load() {
 		f.acked.Store(a)
 	}
@@ -110,7 +120,7 @@ func (f *benchSource) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wir
 	size := copy(f.mem, enc)
 	size += len(protowire.AppendVarint(protowire.AppendTag(f.mem[size:size], 3, protowire.VarintType), f.nextSeq))
 	f.nextSeq += n
-	return f.region.TakePoll(&pluginv1.SharedBatch{Length: uint64(size)})
+	return &pluginv1.SharedBatch{Length: uint64(size)}, nil
 }
 
 func (f *benchSource) Ack(_ context.Context, req *pluginv1.AckRequest) error {

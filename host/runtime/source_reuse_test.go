@@ -20,8 +20,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-io/sluice/host/storage"
 	"github.com/sluice-io/sluice/pluginsdk/data"
@@ -766,35 +764,12 @@ func (f *pooledBenchSource) launch(context.Context, pluginv1.WorkerServer) (Sour
 }
 
 func (f *pooledBenchSource) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire.PollBatch, error) {
-	if a := req.GetAcks().GetAckedThrough(); a > f.acked.Load() {
-		f.acked.Store(a)
+	ref, err := f.answer(ctx, req)
+	if ref == nil || err != nil {
+		return nil, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := min(uint64(len(f.batch.Records)), uint64(req.MaxRecords), uint64(req.MaxBytes)/benchRecordSize+1)
-	if f.nextSeq+n-1 > f.limit {
-		n = f.limit - f.nextSeq + 1
-	}
-	if n == 0 {
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Millisecond):
-		}
-		return nil, nil
-	}
-	enc, ok := f.encoded[n]
-	if !ok {
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(&pluginv1.PollResponse{Schemas: f.batch.Schemas, Records: f.batch.Records[:n]})
-		if err != nil {
-			return nil, err
-		}
-		enc, f.encoded[n] = b, b
-	}
-	size := copy(f.mem, enc)
-	size += len(protowire.AppendVarint(protowire.AppendTag(f.mem[size:size], 3, protowire.VarintType), f.nextSeq))
-	f.nextSeq += n
 	f.polls.Add(1)
-	return f.region.TakePollPooled(&pluginv1.SharedBatch{Length: uint64(size)}, f.pool)
+	return f.region.TakePollPooled(ref, f.pool)
 }
 
 // cpuTime is the process's user and system CPU time so far.
