@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 
@@ -187,19 +188,32 @@ func (t *ackTracker) ack(h uint64, r *kgo.Record) {
 // handled their records (sourceBatch). finish runs under t.mu; it only
 // puts memory on free lists, whose locks never wait for t.mu.
 func (t *ackTracker) advanceLocked() {
+	// Records of one source partition come in runs (a task reading one
+	// file, a generator): only the last offset of a run is stored, and the
+	// partition is looked up once per run rather than once per record.
+	var (
+		run     *pendingOffset // the partition of the current run
+		runPart []byte
+		runSeq  uint64
+		runOff  []byte
+	)
 	for t.head < len(t.entries) && t.entries[t.head].done {
 		e := &t.entries[t.head]
 		if e.partition != nil {
-			p, ok := t.offsets[string(e.partition)]
-			if !ok {
-				p = &pendingOffset{}
-				t.offsets[string(e.partition)] = p
+			if run == nil || !bytes.Equal(e.partition, runPart) {
+				if run != nil {
+					run.set(runSeq, runOff)
+				}
+				run, runPart = t.pendingFor(e.partition), e.partition
 			}
-			p.set(e.seq, e.offset)
+			runSeq, runOff = e.seq, e.offset
 		}
 		t.ackedThrough = e.seq
 		*e = ackEntry{}
 		t.head++
+	}
+	if run != nil {
+		run.set(runSeq, runOff)
 	}
 	prefix := t.base + uint64(t.head) // the first handle not in the prefix
 	n := 0
@@ -224,6 +238,17 @@ func (t *ackTracker) advanceLocked() {
 		t.entries = t.entries[:n]
 		t.head = 0
 	}
+}
+
+// pendingFor returns the pending offset of a source partition (its JSON),
+// adding it on first sight.
+func (t *ackTracker) pendingFor(partition []byte) *pendingOffset {
+	p, ok := t.offsets[string(partition)]
+	if !ok {
+		p = &pendingOffset{}
+		t.offsets[string(partition)] = p
+	}
+	return p
 }
 
 // take returns the acknowledgements the plugin has not been sent, or nil.

@@ -217,6 +217,49 @@ func TestAckTrackerPrefix(t *testing.T) {
 	}
 }
 
+// Records of a partition in runs: the prefix stores each partition's last
+// offset, across runs, gaps without a partition, and partitions that come
+// back after another's run.
+func TestAckTrackerOffsetRuns(t *testing.T) {
+	tr := newAckTracker()
+	type rec struct{ part, off string }
+	recs := []rec{{"A", "1"}, {"A", "2"}, {"A", "3"}, {"B", "1"}, {"", ""}, {"B", "2"}, {"A", "4"}, {"C", "1"}, {"C", "2"}, {"", ""}}
+	coords := make([]sourceCoords, len(recs))
+	for i, r := range recs {
+		if r.part != "" {
+			coords[i] = sourceCoords{[]byte(`{"p":"` + r.part + `"}`), []byte(`{"o":` + r.off + `}`)}
+		}
+	}
+	h0, err := tr.add(1, coords, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The whole answer joins the prefix in one step when its first
+	// record is acknowledged last.
+	for i := len(recs) - 1; i >= 0; i-- {
+		tr.ack(h0+uint64(i), nil)
+	}
+	// The coordinates alias the answer: overwrite them, as a reused
+	// answer would be, before reading the stored offsets.
+	for _, c := range coords {
+		clear(c.partition)
+		clear(c.offset)
+	}
+	offs := tr.takeOffsets()
+	want := map[string]string{`{"p":"A"}`: `{"o":4}`, `{"p":"B"}`: `{"o":2}`, `{"p":"C"}`: `{"o":2}`}
+	if len(offs) != len(want) {
+		t.Fatalf("offsets of %d partitions, want %d: %v", len(offs), len(want), offs)
+	}
+	for p, o := range want {
+		if got := offs[p]; got == nil || string(got.offset) != o {
+			t.Errorf("partition %s: offset %v, want %s", p, got, o)
+		}
+	}
+	if tr.acked() != uint64(len(recs)) {
+		t.Errorf("acked through %d, want %d", tr.acked(), len(recs))
+	}
+}
+
 // Compaction keeps handles valid across many records.
 func TestAckTrackerCompaction(t *testing.T) {
 	tr := newAckTracker()
