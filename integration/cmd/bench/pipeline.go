@@ -31,7 +31,7 @@ import (
 //     topic the baselines filled with Records payload records; timed from
 //     the connector's creation until its consumer group has committed the
 //     end of every partition. Baseline: baseline/consume-group-pN, which
-//     joins a group and commits every 200 ms as the worker does; the ratio
+//     joins a group and commits every 50 ms as the worker does; the ratio
 //     to the bare baseline/consume-pN is reported too.
 //
 // The worker is started before the clock starts and stopped after it
@@ -61,8 +61,8 @@ func init() {
 
 // pipelineWorkerProps are the worker settings of the pipeline benchmarks.
 // ByteArrayConverter passes bytes through, as the baselines do; commits every
-// 200 ms keep the sink's finish line (its committed offsets) within 0.2 s
-// of the moment its last record was put. Everything else is the worker's
+// groupCommitEvery (50 ms) keep the sink's finish line (its committed
+// offsets) within 50 ms of the moment its last record was put. Everything else is the worker's
 // default, as a user would run it.
 // BENCH_SLUICE_PROPS (k=v,k=v) adds or overrides worker settings, to try
 // producer.*, consumer.* or other settings without editing this file.
@@ -70,7 +70,7 @@ func pipelineWorkerProps() (map[string]string, error) {
 	props := map[string]string{
 		"key.converter":            "org.apache.kafka.connect.converters.ByteArrayConverter",
 		"value.converter":          "org.apache.kafka.connect.converters.ByteArrayConverter",
-		"offset.flush.interval.ms": "200",
+		"offset.flush.interval.ms": strconv.FormatInt(groupCommitEvery.Milliseconds(), 10),
 	}
 	if extra := os.Getenv("BENCH_SLUICE_PROPS"); extra != "" {
 		for _, kv := range strings.Split(extra, ",") {
