@@ -182,14 +182,7 @@ func BenchmarkBinaryPoll(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
-			if _, err := clients.SourceTask.Stop(ctx, &pluginv1.StopRequest{}); err != nil {
-				b.Fatal(err)
-			}
-			// The plugin's own CPU time (user and system) per record: what the
-			// worker's machine pays for generating, encoding and sending.
-			if st := plugin.kill(); st != nil {
-				b.ReportMetric(float64((st.UserTime()+st.SystemTime()).Nanoseconds())/float64(b.N), "plugin-cpu-ns/record")
-			}
+			stopPlugin(b, plugin, clients.SourceTask.Stop)
 		})
 	}
 }
@@ -244,12 +237,7 @@ func BenchmarkBinaryPollShared(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
-			if _, err := clients.SourceTask.Stop(ctx, &pluginv1.StopRequest{}); err != nil {
-				b.Fatal(err)
-			}
-			if st := plugin.kill(); st != nil {
-				b.ReportMetric(float64((st.UserTime()+st.SystemTime()).Nanoseconds())/float64(b.N), "plugin-cpu-ns/record")
-			}
+			stopPlugin(b, plugin, clients.SourceTask.Stop)
 		})
 	}
 }
@@ -309,7 +297,16 @@ func BenchmarkBinaryPutShared(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if _, err := clients.SinkTask.Stop(ctx, &pluginv1.StopRequest{}); err != nil {
+	stopPlugin(b, plugin, clients.SinkTask.Stop)
+}
+
+// stopPlugin ends a benchmark of the plugin binary: it stops the task
+// (stop is the task client's Stop), ends the process and reports the
+// plugin's own CPU time (user and system) per record: what the worker's
+// machine pays for the plugin's side of the work.
+func stopPlugin(b *testing.B, plugin pluginProc, stop func(context.Context, *pluginv1.StopRequest, ...grpc.CallOption) (*pluginv1.StopResponse, error)) {
+	b.Helper()
+	if _, err := stop(context.Background(), &pluginv1.StopRequest{}); err != nil {
 		b.Fatal(err)
 	}
 	if st := plugin.kill(); st != nil {
