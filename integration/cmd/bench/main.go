@@ -29,6 +29,9 @@
 //	BENCH_KAFKA_KEEP  keep the broker's directory (its log: node-0.log) at
 //	               the end and print where it is
 //	SLUICE_CACHE   Kafka jar cache (default ~/.cache/sluice)
+//
+// Every run's line ends with a host probe: how long a fixed SHA-256 took
+// right before it (see hostProbe), because the machine's speed drifts.
 package main
 
 import (
@@ -159,14 +162,16 @@ func run(ctx context.Context, out io.Writer) error {
 			continue
 		}
 		label := st.label(rounds)
+		probe := hostProbe()
 		res, err := runOne(ctx, env, st.b)
 		if err != nil {
 			failed = append(failed, label)
 			res = Result{Name: st.b.Name, BaselineName: st.b.Baseline, Error: err.Error()}
 			fmt.Fprintf(out, "%-34s FAILED: %v\n", label, err)
 		} else {
-			fmt.Fprintf(out, "%-34s %10.0f rec/s %8.1f MB/s  cpu s: %s\n", label, res.RecordsPerSec, res.MBPerSec, cpuText(res.CPUSeconds))
+			fmt.Fprintf(out, "%-34s %10.0f rec/s %8.1f MB/s  cpu s: %s  (host probe %.0f ms)\n", label, res.RecordsPerSec, res.MBPerSec, cpuText(res.CPUSeconds), probe)
 		}
+		res.HostProbeMs = probe
 		if line := t.add(st, res); line != "" {
 			fmt.Fprintln(out, line)
 		}

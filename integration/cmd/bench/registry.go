@@ -45,6 +45,9 @@ type Result struct {
 	// AlsoRatios maps each of Benchmark.AlsoCompare to RecordsPerSec
 	// divided by that benchmark's (single, earlier) run.
 	AlsoRatios map[string]float64 `json:"also_ratios,omitempty"`
+	// HostProbeMs is how long a fixed piece of CPU work took right before
+	// the run (see hostProbe): the machine's speed at that moment.
+	HostProbeMs float64 `json:"host_probe_ms,omitempty"`
 	// CPUSeconds maps a process role to the user+system CPU seconds it
 	// used during the benchmark (roles and window: see cpu.go).
 	CPUSeconds map[string]float64 `json:"cpu_seconds,omitempty"`
