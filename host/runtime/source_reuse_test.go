@@ -349,16 +349,7 @@ func (s *slabReuse) reusedAt(k int) bool {
 // partition 1 on the other, and partition 0's produce requests held until
 // the returned function is called.
 func reuseCluster(t *testing.T) (*kfake.Cluster, func()) {
-	c := newCluster(t, 2, map[string]int32{"t": 2})
-	if c.LeaderFor("t", 0) == c.LeaderFor("t", 1) {
-		other := int32(0)
-		if c.LeaderFor("t", 0) == 0 {
-			other = 1
-		}
-		if err := c.MoveTopicPartition("t", 1, other); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := splitCluster(t)
 	release := make(chan struct{})
 	holdPartition(t, c, "t", 0, release)
 	let := sync.OnceFunc(func() { close(release) })

@@ -323,12 +323,11 @@ func holdPartition(t *testing.T, c *kfake.Cluster, topic string, partition int32
 	})
 }
 
-// Acknowledgements arrive out of order across Kafka partitions: the stored
-// offsets and acked_through stay at the contiguous prefix until the gap
-// closes, while per-record acks report what was written.
-func TestSourceStoresOnlyTheAcknowledgedPrefix(t *testing.T) {
+// splitCluster is two brokers and topic t with partitions 0 and 1 led by
+// different ones, so that one partition's produce requests can be held
+// (holdPartition) while the other's go through.
+func splitCluster(t *testing.T) *kfake.Cluster {
 	c := newCluster(t, 2, map[string]int32{"t": 2})
-	// Put the partitions on different brokers so one can be held.
 	if c.LeaderFor("t", 0) == c.LeaderFor("t", 1) {
 		other := int32(0)
 		if c.LeaderFor("t", 0) == 0 {
@@ -338,6 +337,14 @@ func TestSourceStoresOnlyTheAcknowledgedPrefix(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return c
+}
+
+// Acknowledgements arrive out of order across Kafka partitions: the stored
+// offsets and acked_through stay at the contiguous prefix until the gap
+// closes, while per-record acks report what was written.
+func TestSourceStoresOnlyTheAcknowledgedPrefix(t *testing.T) {
+	c := splitCluster(t)
 	release := make(chan struct{})
 	holdPartition(t, c, "t", 0, release)
 	defer func() {
