@@ -195,19 +195,7 @@ func BenchmarkBinaryPollShared(b *testing.B) {
 	for _, bc := range benchConfigs {
 		b.Run(bc.name, func(b *testing.B) {
 			const size = 8 << 20
-			f, err := os.CreateTemp(b.TempDir(), "shared")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
-			if err := f.Truncate(size); err != nil {
-				b.Fatal(err)
-			}
-			region, err := wire.MapShared(int(f.Fd()), size)
-			if err != nil {
-				b.Skip("no shared memory here:", err)
-			}
-			defer region.Close()
+			f, region := sharedFile(b, size)
 			// The first of ExtraFiles is descriptor 3 in the plugin.
 			clients, plugin := launchPlugin(b, bin, f)
 			target := serveWorker(b)
@@ -249,19 +237,7 @@ func BenchmarkBinaryPollShared(b *testing.B) {
 func BenchmarkBinaryPutShared(b *testing.B) {
 	bin := buildPlugin(b)
 	const size, batch = 8 << 20, 1000
-	f, err := os.CreateTemp(b.TempDir(), "shared")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(size); err != nil {
-		b.Fatal(err)
-	}
-	region, err := wire.MapShared(int(f.Fd()), size)
-	if err != nil {
-		b.Skip("no shared memory here:", err)
-	}
-	defer region.Close()
+	f, region := sharedFile(b, size)
 	clients, plugin := launchPlugin(b, bin, f)
 	ctx := context.Background()
 	st, err := clients.SinkTask.Start(ctx, &pluginv1.SinkTaskStartRequest{
@@ -312,6 +288,27 @@ func stopPlugin(b *testing.B, plugin pluginProc, stop func(context.Context, *plu
 	if st := plugin.kill(); st != nil {
 		b.ReportMetric(float64((st.UserTime()+st.SystemTime()).Nanoseconds())/float64(b.N), "plugin-cpu-ns/record")
 	}
+}
+
+// sharedFile is a file of size bytes mapped as a shared region, as the
+// worker offers one to a task (the plugin gets the file as ExtraFiles);
+// both are closed when the benchmark ends.
+func sharedFile(b *testing.B, size int) (*os.File, *wire.SharedRegion) {
+	b.Helper()
+	f, err := os.CreateTemp(b.TempDir(), "shared")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	if err := f.Truncate(int64(size)); err != nil {
+		b.Fatal(err)
+	}
+	region, err := wire.MapShared(int(f.Fd()), int64(size))
+	if err != nil {
+		b.Skip("no shared memory here:", err)
+	}
+	b.Cleanup(func() { region.Close() })
+	return f, region
 }
 
 func buildPlugin(b *testing.B) string {
