@@ -234,8 +234,10 @@ func (m *Manager) env(spec Spec) []string {
 		wire.EnvLogLevel + "=" + spec.LogLevel,
 		wire.EnvWorkerID + "=" + m.opts.WorkerID,
 	}
-	if dir := os.Getenv(wire.EnvProfileDir); dir != "" {
-		env = append(env, wire.EnvProfileDir+"="+dir)
+	for _, name := range []string{wire.EnvProfileDir, wire.EnvTrace} {
+		if v := os.Getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
 	}
 	return env
 }

@@ -157,7 +157,32 @@ func TestPutRoundTrip(t *testing.T) {
 	}
 }
 
+// The profiling settings reach the plugin when the worker has them, so
+// that a benchmark run profiles every process of its pipeline.
+func TestEnvPassesProfiling(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(wire.EnvProfileDir, dir)
+	t.Setenv(wire.EnvTrace, "1")
+	m, _ := newManager(t, Options{WorkerID: "w1:8083", SocketDir: t.TempDir()})
+	in := launch(t, m, Spec{Path: goodBin, Connector: "env-conn", Task: 0})
+	resp, err := in.Connector().Validate(ctxT(t, 10*time.Second), &pluginv1.ValidateRequest{Config: map[string]string{"report": "env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, v := range resp.GetValues() {
+		env[v.GetName()] = v.GetValue()
+	}
+	for k, v := range map[string]string{wire.EnvProfileDir: dir, wire.EnvTrace: "1"} {
+		if got, ok := env[k]; !ok || got != v {
+			t.Errorf("plugin env %s=%q (present %v), want %q", k, got, ok, v)
+		}
+	}
+}
+
 func TestEnvIsClean(t *testing.T) {
+	t.Setenv(wire.EnvProfileDir, "")
+	t.Setenv(wire.EnvTrace, "")
 	t.Setenv("HOME_SECRET", "x")
 	m, _ := newManager(t, Options{WorkerID: "w1:8083", SocketDir: t.TempDir()})
 	in := launch(t, m, Spec{Path: goodBin, Connector: "env-conn", Task: 2, LogLevel: "debug"})

@@ -45,6 +45,13 @@ const (
 	// worker does (worker-<pid>.cpu.pprof). For finding where time goes in
 	// benchmarks; unset, nothing is profiled.
 	EnvProfileDir = "SLUICE_PROFILE_DIR"
+	// EnvTrace, set to anything but "" or "0" next to EnvProfileDir, adds
+	// a Go execution trace (<name>-<pid>.trace) to each CPU profile: where
+	// the profile shows what burns CPU, the trace shows what waits on what
+	// (a task goroutine blocked on its consumer, a Put waiting for the
+	// plugin). Passed on to plugins as EnvProfileDir is. Traces grow by
+	// megabytes per second: for short benchmark runs only.
+	EnvTrace = "SLUICE_TRACE"
 )
 
 // Handshake is the go-plugin handshake shared by worker and plugins.
