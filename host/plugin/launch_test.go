@@ -157,14 +157,9 @@ func TestPutRoundTrip(t *testing.T) {
 	}
 }
 
-// The profiling settings reach the plugin when the worker has them, so
-// that a benchmark run profiles every process of its pipeline.
-func TestEnvPassesProfiling(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv(wire.EnvProfileDir, dir)
-	t.Setenv(wire.EnvTrace, "1")
-	m, _ := newManager(t, Options{WorkerID: "w1:8083", SocketDir: t.TempDir()})
-	in := launch(t, m, Spec{Path: goodBin, Connector: "env-conn", Task: 0})
+// pluginEnv is the environment the good test plugin reports it runs with.
+func pluginEnv(t *testing.T, in *Instance) map[string]string {
+	t.Helper()
 	resp, err := in.Connector().Validate(ctxT(t, 10*time.Second), &pluginv1.ValidateRequest{Config: map[string]string{"report": "env"}})
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +168,18 @@ func TestEnvPassesProfiling(t *testing.T) {
 	for _, v := range resp.GetValues() {
 		env[v.GetName()] = v.GetValue()
 	}
+	return env
+}
+
+// The profiling settings reach the plugin when the worker has them, so
+// that a benchmark run profiles every process of its pipeline.
+func TestEnvPassesProfiling(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(wire.EnvProfileDir, dir)
+	t.Setenv(wire.EnvTrace, "1")
+	m, _ := newManager(t, Options{WorkerID: "w1:8083", SocketDir: t.TempDir()})
+	in := launch(t, m, Spec{Path: goodBin, Connector: "env-conn", Task: 0})
+	env := pluginEnv(t, in)
 	for k, v := range map[string]string{wire.EnvProfileDir: dir, wire.EnvTrace: "1"} {
 		if got, ok := env[k]; !ok || got != v {
 			t.Errorf("plugin env %s=%q (present %v), want %q", k, got, ok, v)
@@ -186,14 +193,7 @@ func TestEnvIsClean(t *testing.T) {
 	t.Setenv("HOME_SECRET", "x")
 	m, _ := newManager(t, Options{WorkerID: "w1:8083", SocketDir: t.TempDir()})
 	in := launch(t, m, Spec{Path: goodBin, Connector: "env-conn", Task: 2, LogLevel: "debug"})
-	resp, err := in.Connector().Validate(ctxT(t, 10*time.Second), &pluginv1.ValidateRequest{Config: map[string]string{"report": "env"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{}
-	for _, v := range resp.GetValues() {
-		env[v.GetName()] = v.GetValue()
-	}
+	env := pluginEnv(t, in)
 	want := map[string]string{
 		"PATH":                     os.Getenv("PATH"),
 		wire.EnvConnector:          "env-conn",
@@ -228,17 +228,12 @@ func TestEnvIsClean(t *testing.T) {
 
 	// A connector process gets an empty SLUICE_TASK.
 	in2 := launch(t, m, Spec{Path: goodBin, Connector: "env-conn", Task: -1})
-	resp, err = in2.Connector().Validate(ctxT(t, 10*time.Second), &pluginv1.ValidateRequest{Config: map[string]string{"report": "env"}})
-	if err != nil {
-		t.Fatal(err)
+	env2 := pluginEnv(t, in2)
+	if v, ok := env2[wire.EnvTask]; !ok || v != "" {
+		t.Errorf("connector process: %s=%q (present %v), want empty", wire.EnvTask, v, ok)
 	}
-	for _, v := range resp.GetValues() {
-		if v.GetName() == wire.EnvTask && v.GetValue() != "" {
-			t.Errorf("connector process: %s=%q, want empty", wire.EnvTask, v.GetValue())
-		}
-		if v.GetName() == wire.EnvLogLevel && v.GetValue() != DefaultLogLevel {
-			t.Errorf("default log level %q, want %q", v.GetValue(), DefaultLogLevel)
-		}
+	if v := env2[wire.EnvLogLevel]; v != DefaultLogLevel {
+		t.Errorf("default log level %q, want %q", v, DefaultLogLevel)
 	}
 }
 

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -33,35 +34,29 @@ func StartProfile(name string) (stop func()) {
 }
 
 func startCPUProfile(path string) (stop func()) {
-	f, err := os.Create(path)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cpu profile: %v\n", err)
-		return func() {}
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintf(os.Stderr, "cpu profile %s: %v\n", path, err)
-		_ = f.Close()
-		return func() {}
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		_ = f.Close()
-	}
+	return startRecording("cpu profile", path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 func startTrace(path string) (stop func()) {
+	return startRecording("execution trace", path, trace.Start, trace.Stop)
+}
+
+// startRecording creates path, starts a recording into it with start and
+// returns what ends it with end and closes the file. Failures are only
+// reported on stderr: a missing profile must not stop a worker or plugin.
+func startRecording(what, path string, start func(io.Writer) error, end func()) (stop func()) {
 	f, err := os.Create(path)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "execution trace: %v\n", err)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
 		return func() {}
 	}
-	if err := trace.Start(f); err != nil {
-		fmt.Fprintf(os.Stderr, "execution trace %s: %v\n", path, err)
+	if err := start(f); err != nil {
+		fmt.Fprintf(os.Stderr, "%s %s: %v\n", what, path, err)
 		_ = f.Close()
 		return func() {}
 	}
 	return func() {
-		trace.Stop()
+		end()
 		_ = f.Close()
 	}
 }
