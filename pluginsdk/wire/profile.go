@@ -22,10 +22,10 @@ func StartProfile(name string) (stop func()) {
 		return func() {}
 	}
 	base := filepath.Join(dir, fmt.Sprintf("%s-%d", name, os.Getpid()))
-	stopCPU := startCPUProfile(base + ".cpu.pprof")
+	stopCPU := startRecording("cpu profile", base+".cpu.pprof", pprof.StartCPUProfile, pprof.StopCPUProfile)
 	stopTrace := func() {}
 	if v := os.Getenv(EnvTrace); v != "" && v != "0" {
-		stopTrace = startTrace(base + ".trace")
+		stopTrace = startRecording("execution trace", base+".trace", trace.Start, trace.Stop)
 	}
 	return func() {
 		stopTrace()
@@ -33,17 +33,11 @@ func StartProfile(name string) (stop func()) {
 	}
 }
 
-func startCPUProfile(path string) (stop func()) {
-	return startRecording("cpu profile", path, pprof.StartCPUProfile, pprof.StopCPUProfile)
-}
-
-func startTrace(path string) (stop func()) {
-	return startRecording("execution trace", path, trace.Start, trace.Stop)
-}
-
 // startRecording creates path, starts a recording into it with start and
 // returns what ends it with end and closes the file. Failures are only
 // reported on stderr: a missing profile must not stop a worker or plugin.
+// A recording that could not start (one is already running, as under
+// go test -cpuprofile) leaves no empty file behind to be mistaken for it.
 func startRecording(what, path string, start func(io.Writer) error, end func()) (stop func()) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -53,10 +47,13 @@ func startRecording(what, path string, start func(io.Writer) error, end func()) 
 	if err := start(f); err != nil {
 		fmt.Fprintf(os.Stderr, "%s %s: %v\n", what, path, err)
 		_ = f.Close()
+		_ = os.Remove(path)
 		return func() {}
 	}
 	return func() {
 		end()
-		_ = f.Close()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s %s: %v\n", what, path, err)
+		}
 	}
 }

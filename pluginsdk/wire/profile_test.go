@@ -2,31 +2,42 @@ package wire
 
 import (
 	"bytes"
+	"errors"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"strconv"
 	"testing"
-	"time"
 )
 
-// spin keeps a CPU busy for d so that the profile has samples to write.
-func spin(d time.Duration) uint64 {
-	var x uint64 = 1
-	for end := time.Now().Add(d); time.Now().Before(end); {
-		for i := 0; i < 1000; i++ {
-			x = x*6364136223846793005 + 1442695040888963407
-		}
+// skipIfRecording skips a test that starts a recording when the test
+// binary already runs one (go test -cpuprofile or -trace): only one of
+// each kind can run in a process.
+func skipIfRecording(t *testing.T) {
+	t.Helper()
+	if trace.IsEnabled() {
+		t.Skip("the test binary is already traced")
 	}
-	return x
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("the test binary is already CPU-profiled")
+	}
 }
 
 func TestStartProfileWritesProfileAndTrace(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(EnvProfileDir, dir)
 	t.Setenv(EnvTrace, "1")
+	skipIfRecording(t)
 	stop := StartProfile("unit")
-	spin(50 * time.Millisecond)
+	if !trace.IsEnabled() {
+		t.Fatal("no trace running after StartProfile")
+	}
 	stop()
+	if trace.IsEnabled() {
+		t.Fatal("the trace still runs after stop")
+	}
 
 	base := filepath.Join(dir, "unit-"+strconv.Itoa(os.Getpid()))
 	prof, err := os.ReadFile(base + ".cpu.pprof")
@@ -47,6 +58,7 @@ func TestStartProfileWritesProfileAndTrace(t *testing.T) {
 }
 
 func TestStartProfileTraceOnlyWhenAsked(t *testing.T) {
+	skipIfRecording(t)
 	for _, v := range []string{"", "0"} {
 		dir := t.TempDir()
 		t.Setenv(EnvProfileDir, dir)
@@ -78,5 +90,22 @@ func TestStartProfileUnsetDoesNothing(t *testing.T) {
 	}
 	if len(entries) != 0 {
 		t.Errorf("without %s, files appeared: %v", EnvProfileDir, entries)
+	}
+}
+
+// A recording that cannot start (one of its kind already runs) leaves no
+// empty file that a reader would take for a broken profile.
+func TestStartRecordingFailureLeavesNoFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.trace")
+	ended := false
+	stop := startRecording("execution trace", path,
+		func(io.Writer) error { return errors.New("already running") },
+		func() { ended = true })
+	stop()
+	if ended {
+		t.Error("stop ended a recording that never started")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after a failed start: %v, want it gone", path, err)
 	}
 }
