@@ -138,17 +138,26 @@ func reportThroughput(b *testing.B, n int, elapsed time.Duration) {
 }
 
 func BenchmarkSourceRunner(b *testing.B) {
+	f := newBenchSource(DefaultSourceMaxPollRecords, uint64(b.N))
+	runSourceBench(b, f.launch)
+}
+
+// runSourceBench runs one source task whose plugin calls go to launch, on a
+// fresh one-broker kfake cluster that discards what it is sent, until b.N
+// records are acknowledged; it reports the throughput and returns the wall
+// and CPU time (of the whole process) that took. opts are added to the
+// task's producer options.
+func runSourceBench(b *testing.B, launch SourceLauncher, opts ...kgo.Opt) (elapsed, cpu time.Duration) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "bench"), kfake.BlackholeProduce())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	f := newBenchSource(DefaultSourceMaxPollRecords, uint64(b.N))
 	task, err := NewSourceTask(SourceConfig{
 		ID:           TaskID{"bench", 0},
-		Launch:       f.launch,
+		Launch:       launch,
 		Pipeline:     testPipeline(),
-		ProducerOpts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
+		ProducerOpts: append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...),
 		Offsets:      newMemOffsets(&events{}),
 		Timing:       Timing{OffsetFlushInterval: time.Second},
 	})
@@ -157,19 +166,20 @@ func BenchmarkSourceRunner(b *testing.B) {
 	}
 	st := task.(*sourceTask)
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	errc := make(chan error, 1)
 	go func() { errc <- task.Run(context.Background()) }()
 	for st.tracker.acked() < uint64(b.N) {
 		time.Sleep(200 * time.Microsecond)
 	}
-	elapsed := time.Since(start)
+	elapsed, cpu = time.Since(start), cpuTime()-cpu0
 	b.StopTimer()
 	task.Stop()
 	if err := <-errc; err != nil {
 		b.Fatal(err)
 	}
 	reportThroughput(b, b.N, elapsed)
+	return elapsed, cpu
 }
 
 // BenchmarkRawProduce is franz-go producing the same records on its own.

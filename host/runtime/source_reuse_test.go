@@ -776,39 +776,9 @@ func cpuTime() time.Duration {
 // as the worker reads them from shared memory; cpu-ns/rec is the CPU time
 // of the whole process (runner, franz-go, kfake) per record.
 func BenchmarkSourceRunnerPooled(b *testing.B) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "bench"), kfake.BlackholeProduce())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
 	f := &pooledBenchSource{benchSource: newBenchSource(DefaultSourceMaxPollRecords, uint64(b.N))}
 	slabs := newSlabReuse()
-	task, err := NewSourceTask(SourceConfig{
-		ID:           TaskID{"bench", 0},
-		Launch:       f.launch,
-		Pipeline:     testPipeline(),
-		ProducerOpts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.WithHooks(slabs)},
-		Offsets:      newMemOffsets(&events{}),
-		Timing:       Timing{OffsetFlushInterval: time.Second},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	st := task.(*sourceTask)
-	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
-	errc := make(chan error, 1)
-	go func() { errc <- task.Run(context.Background()) }()
-	for st.tracker.acked() < uint64(b.N) {
-		time.Sleep(200 * time.Microsecond)
-	}
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
-	b.StopTimer()
-	task.Stop()
-	if err := <-errc; err != nil {
-		b.Fatal(err)
-	}
-	reportThroughput(b, b.N, elapsed)
+	_, cpu := runSourceBench(b, f.launch, kgo.WithHooks(slabs))
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/rec")
 	b.ReportMetric(float64(slabs.reuses()), "reused")
 	b.ReportMetric(float64(f.polls.Load()), "polls")
