@@ -33,10 +33,14 @@
 //
 // # Source tasks
 //
-// One goroutine (Run's) makes every plugin call: Start, then a loop of
-// Poll, with acknowledgements riding on each Poll, an offset flush every
-// offset.flush.interval.ms (Ack of what is pending, OffsetStore.Set, then
-// Commit), and waits while paused (no Poll) or while the bytes in flight
+// One goroutine (Run's) makes the plugin calls but Commit: Start, then a
+// loop of Poll, with acknowledgements riding on each Poll, an offset flush
+// every offset.flush.interval.ms (Ack of what is pending; then the flusher
+// goroutine, as Kafka Connect's offset committer thread, runs
+// OffsetStore.Set and then Commit while the loop goes on polling, so a slow
+// store — a synced file, a topic — never holds up the records; the drain's
+// last flush runs on Run's goroutine once the flusher has stopped), and
+// waits while paused (no Poll) or while the bytes in flight
 // are at MaxInFlightBytes (backpressure: no Poll until acknowledgements make
 // room for a batch, and no record of a batch is produced before it fits, so
 // a slow broker slows the plugin instead of growing memory).

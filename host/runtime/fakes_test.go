@@ -341,6 +341,8 @@ type memOffsets struct {
 	data map[string][]byte
 	sets int
 	fail error
+	// block, when set, holds every Set until it is closed (a slow store).
+	block chan struct{}
 }
 
 func newMemOffsets(ev *events) *memOffsets { return &memOffsets{ev: ev, data: map[string][]byte{}} }
@@ -358,6 +360,13 @@ func (m *memOffsets) Get(_ context.Context, _ string, partitions [][]byte) (map[
 }
 
 func (m *memOffsets) Set(_ context.Context, _ string, entries []storage.OffsetEntry) error {
+	m.mu.Lock()
+	block := m.block
+	m.mu.Unlock()
+	if block != nil {
+		m.ev.add("set blocked")
+		<-block
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail != nil {

@@ -23,7 +23,8 @@ const pollRetryBackoff = 100 * time.Millisecond
 
 // sourceTask runs one source task. The fields after control belong to the
 // goroutine in Run, except the tracker (shared with the producer's
-// callbacks) and closing.
+// callbacks and the flusher) and closing; the flusher reads plugin and cfg,
+// which do not change once the loop runs.
 type sourceTask struct {
 	*control
 	cfg     SourceConfig
@@ -34,6 +35,8 @@ type sourceTask struct {
 	plugin    SourcePlugin
 	client    *kgo.Client
 	nextFlush time.Time
+	// flushKick asks the flusher (startFlusher) for an offset flush.
+	flushKick chan struct{}
 	// batches holds the memory of finished Poll answers for the next
 	// ones: their Kafka records here, the answers themselves in answers,
 	// which the plugin reads them into (PooledPoller). Both keep as many
@@ -164,7 +167,9 @@ func (t *sourceTask) run(ctx context.Context) error {
 
 	reason := t.start(ctx)
 	if reason == nil {
+		stopFlusher := t.startFlusher(ctx)
 		reason = t.loop(ctx)
+		stopFlusher()
 	}
 	// No more Polls: batches finished from here on are left to the
 	// garbage collector.
@@ -214,7 +219,10 @@ func (t *sourceTask) loop(ctx context.Context) error {
 			return nil
 		}
 		if !time.Now().Before(t.nextFlush) {
-			t.flush(ctx, true)
+			t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
+			if t.sendAcks(ctx) {
+				t.requestFlush()
+			}
 			continue
 		}
 		if paused {
@@ -707,17 +715,36 @@ func recordSize(r *kgo.Record) int {
 // flush delivers pending acknowledgements, stores the acknowledged prefix's
 // offsets and, when that worked and commit is set, calls the plugin's
 // Commit (SourceTask.commit follows every offset flush, even an empty one).
+// The drain flushes this way, once the flusher has stopped; while the task
+// runs, the loop sends the acknowledgements and the flusher does the rest.
 func (t *sourceTask) flush(ctx context.Context, commit bool) {
-	t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
-	if ab := t.tracker.take(); ab != nil {
-		cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
-		err := t.plugin.Ack(cctx, &pluginv1.AckRequest{Acks: ab})
-		cancel()
-		if err != nil {
-			t.callFailed(ctx, "ack", err)
-			return
-		}
+	if !t.sendAcks(ctx) {
+		return
 	}
+	t.commitOffsets(ctx, commit)
+}
+
+// sendAcks delivers the acknowledgements no Poll has carried yet; it
+// reports whether that worked. It runs on the task goroutine only, so that
+// acknowledgements reach the plugin in the order they were taken.
+func (t *sourceTask) sendAcks(ctx context.Context) bool {
+	ab := t.tracker.take()
+	if ab == nil {
+		return true
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	err := t.plugin.Ack(cctx, &pluginv1.AckRequest{Acks: ab})
+	cancel()
+	if err != nil {
+		t.callFailed(ctx, "ack", err)
+		return false
+	}
+	return true
+}
+
+// commitOffsets stores the acknowledged prefix's offsets and, when that
+// worked and commit is set, calls the plugin's Commit.
+func (t *sourceTask) commitOffsets(ctx context.Context, commit bool) {
 	if !t.storeOffsets() || !commit {
 		return
 	}
@@ -726,6 +753,41 @@ func (t *sourceTask) flush(ctx context.Context, commit bool) {
 	cancel()
 	if err != nil {
 		t.callFailed(ctx, "commit", err)
+	}
+}
+
+// startFlusher starts the goroutine that stores offsets and calls Commit
+// while the loop runs, as Kafka Connect's offset committer thread does:
+// writing the offsets (a file written and synced, or a topic) and the
+// plugin's Commit take milliseconds, in which the loop goes on polling and
+// producing. The loop asks for a flush with flushKick; one asked for while
+// another runs follows it. The returned function stops the goroutine,
+// waiting for a flush that runs, before the drain's own last flush.
+func (t *sourceTask) startFlusher(ctx context.Context) (stop func()) {
+	t.flushKick = make(chan struct{}, 1)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.flushKick:
+				t.commitOffsets(ctx, true)
+			}
+		}
+	})
+	return sync.OnceFunc(func() {
+		close(quit)
+		wg.Wait()
+	})
+}
+
+// requestFlush asks the flusher for a flush without waiting for it.
+func (t *sourceTask) requestFlush() {
+	select {
+	case t.flushKick <- struct{}{}:
+	default: // one is already asked for
 	}
 }
 

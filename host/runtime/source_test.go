@@ -461,6 +461,46 @@ func TestSourceFlushCommitsAfterStoring(t *testing.T) {
 	}
 }
 
+// A slow offset store does not hold up the records: offsets are stored off
+// the poll loop (as Kafka Connect's offset committer thread does), so the
+// task goes on polling and producing while a flush waits on the store, and
+// the flush then stores what was acknowledged and calls Commit.
+func TestSourceSlowOffsetStoreDoesNotStallPolling(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 2000
+	// 20 Polls of 100 records, 5 ms each: flushes are due long before
+	// the last record is polled.
+	f.pollHook = func(*pluginv1.PollRequest) { time.Sleep(5 * time.Millisecond) }
+	st := newMemOffsets(ev)
+	st.block = make(chan struct{})
+	cfg := sourceConfig(c, f, st, nil)
+	cfg.OffsetFlushInterval = 10 * time.Millisecond
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "a flush waiting on the store", func() bool { return ev.lastIndex("set blocked") >= 0 })
+	if n := task.(*sourceTask).tracker.acked(); n >= 2000 {
+		t.Fatalf("all %d records were acknowledged before the first flush; the test proves nothing", n)
+	}
+	eventually(t, "every record acknowledged while the store blocks", func() bool { return task.(*sourceTask).tracker.acked() == 2000 })
+	if ev.lastIndex("set {") >= 0 {
+		t.Fatalf("the blocked store returned: %v", ev.list())
+	}
+	close(st.block)
+	eventually(t, "the last offsets stored", func() bool {
+		return ev.lastIndex(`set {"sp":0}={"o":2000} {"sp":1}={"o":1999}`) >= 0
+	})
+	eventually(t, "a commit after them", func() bool { return ev.lastIndex("commit") > ev.lastIndex("set {") })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Records a transform drops are acknowledged as not written, and their
 // offsets are stored like any other.
 func TestSourceDroppedRecordsAreAcknowledged(t *testing.T) {

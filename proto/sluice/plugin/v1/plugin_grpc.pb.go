@@ -495,8 +495,11 @@ const (
 // then the drain handshake: the worker stops polling, waits (bounded by
 // task.shutdown.graceful.timeout.ms) for the records already polled to be
 // written, sends their acknowledgements with Ack, calls Commit after the last
-// offset flush, and finally Stop. Only one Poll is outstanding at a time. Stop
-// may arrive while a Poll is outstanding (e.g. when the drain times out): the
+// offset flush, and finally Stop. Only one Poll is outstanding at a time.
+// Commit may arrive while a Poll is outstanding (the worker stores offsets and
+// calls Commit off its poll loop, as Kafka Connect calls commit() from its
+// offset committer thread); Ack never does. Stop may
+// arrive while a Poll is outstanding (e.g. when the drain times out): the
 // plugin must make that Poll return promptly.
 type SourceTaskClient interface {
 	Start(ctx context.Context, in *SourceTaskStartRequest, opts ...grpc.CallOption) (*SourceTaskStartResponse, error)
@@ -579,8 +582,11 @@ func (c *sourceTaskClient) Stop(ctx context.Context, in *StopRequest, opts ...gr
 // then the drain handshake: the worker stops polling, waits (bounded by
 // task.shutdown.graceful.timeout.ms) for the records already polled to be
 // written, sends their acknowledgements with Ack, calls Commit after the last
-// offset flush, and finally Stop. Only one Poll is outstanding at a time. Stop
-// may arrive while a Poll is outstanding (e.g. when the drain times out): the
+// offset flush, and finally Stop. Only one Poll is outstanding at a time.
+// Commit may arrive while a Poll is outstanding (the worker stores offsets and
+// calls Commit off its poll loop, as Kafka Connect calls commit() from its
+// offset committer thread); Ack never does. Stop may
+// arrive while a Poll is outstanding (e.g. when the drain times out): the
 // plugin must make that Poll return promptly.
 type SourceTaskServer interface {
 	Start(context.Context, *SourceTaskStartRequest) (*SourceTaskStartResponse, error)
