@@ -47,6 +47,25 @@ func TestClientProperties(t *testing.T) {
 	}
 }
 
+// A source task's producer starts from Kafka's producer defaults where
+// franz-go's differ, and worker or connector settings still override them.
+func TestProducerDefaults(t *testing.T) {
+	cl := newTestClient(t, producerDefaults())
+	checkOpts(t, cl, []optWant{
+		{"linger", kgo.ProducerLinger, 5 * time.Millisecond},
+		{"acks", kgo.RequiredAcks, kgo.AllISRAcks()},
+	})
+	if got := fmt.Sprint(cl.OptValue(kgo.ProducerBatchCompression)); got != fmt.Sprint([]kgo.CompressionCodec{kgo.NoCompression()}) {
+		t.Errorf("compression = %v, want none", got)
+	}
+	s, err := ProducerOptions(map[string]string{"linger.ms": "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl = newTestClient(t, append(producerDefaults(), s.Opts...))
+	checkOpts(t, cl, []optWant{{"linger", kgo.ProducerLinger, time.Duration(0)}})
+}
+
 func TestProducerOptions(t *testing.T) {
 	s, err := ProducerOptions(map[string]string{
 		"acks": "all", "linger.ms": "25", "compression.type": "zstd", "max.in.flight.requests.per.connection": "3",

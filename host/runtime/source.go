@@ -119,17 +119,23 @@ func (t *sourceTask) Run(ctx context.Context) error {
 // them: Kafka Connect's acks=all, plus idempotence (kgo's default, which
 // keeps order with several requests in flight), a partitioner that honours a
 // record's own partition, no record-count buffer limit (the task bounds
-// bytes in flight itself), and Kafka's compression.type=none rather than
-// franz-go's snappy. run adds Kafka Connect's client id,
-// connector-producer-<connector>-<task>.
+// bytes in flight itself), and the Kafka 4 producer's own defaults where
+// franz-go's differ: compression.type=none rather than snappy, and
+// linger.ms=5 (KIP-1030) rather than 10 ms. run adds Kafka Connect's
+// client id, connector-producer-<connector>-<task>.
 func producerDefaults() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(recordPartitioner()),
 		kgo.MaxBufferedRecords(1 << 30),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerLinger(kafkaLinger),
 	}
 }
+
+// kafkaLinger is the Kafka producer's linger.ms default since Kafka 4.0
+// (KIP-1030), which Kafka Connect's source producers inherit.
+const kafkaLinger = 5 * time.Millisecond
 
 func (t *sourceTask) run(ctx context.Context) error {
 	if _, stopping, _ := t.snapshot(); stopping {
