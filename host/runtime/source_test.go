@@ -220,6 +220,25 @@ func TestAckTrackerPrefix(t *testing.T) {
 // Records of a partition in runs: the prefix stores each partition's last
 // offset, across runs, gaps without a partition, and partitions that come
 // back after another's run.
+func TestSamePartition(t *testing.T) {
+	a := []byte(`{"sp":0}`)
+	for _, c := range []struct {
+		x, y []byte
+		want bool
+	}{
+		{a, a, true},
+		{a, []byte(`{"sp":0}`), true},
+		{a, []byte(`{"sp":1}`), false},
+		{a, a[:len(a)-1], false},
+		{nil, []byte{}, true},
+		{nil, a, false},
+	} {
+		if got := samePartition(c.x, c.y); got != c.want {
+			t.Errorf("samePartition(%q, %q) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+}
+
 func TestAckTrackerOffsetRuns(t *testing.T) {
 	tr := newAckTracker()
 	type rec struct{ part, off string }

@@ -432,14 +432,23 @@ func fusedPollBatchInto(b []byte, m *pollMem) (*PollBatch, bool) {
 		pb.recs[i] = &store[i]
 		i++
 	}
+	// A record whose source partition repeats the previous record's gets
+	// that record's slice, so that whoever reads the coordinates later
+	// (the worker's acknowledgement tracker, when the answer has left the
+	// cache) can tell equal partitions by address.
 	var last []byte
-	for _, c := range pb.coords {
-		if !bytes.Equal(c.Partition, last) {
-			if checkJSONObject(c.Partition) != nil {
-				return nil, false
+	for i := range pb.coords {
+		c := &pb.coords[i]
+		if bytes.Equal(c.Partition, last) {
+			if len(last) > 0 {
+				c.Partition = last
 			}
-			last = c.Partition
+			continue
 		}
+		if checkJSONObject(c.Partition) != nil {
+			return nil, false
+		}
+		last = c.Partition
 	}
 	if m != nil {
 		m.topic = d.topic

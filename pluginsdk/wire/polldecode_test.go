@@ -214,6 +214,45 @@ func TestDecodePollBatchAliasesItsBuffer(t *testing.T) {
 	}
 }
 
+// A record that repeats the previous record's source partition gets that
+// record's slice (the worker's acknowledgement tracker compares addresses
+// first); a change of partition starts a new one, and the bytes stay what
+// was sent.
+func TestDecodePollBatchSharesRepeatedPartitions(t *testing.T) {
+	want := datagenBatch()[:5]
+	other := map[string]any{"task": int64(1)}
+	want[2].SourcePartition = other
+	want[4].SourcePartition = nil
+	b := twoStepPoll(t, want, 1)
+	pb, err := DecodePollBatch(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, coords, err := pb.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range want {
+		enc, _ := EncodeJSONMap(r.SourcePartition)
+		if !bytes.Equal(coords[i].Partition, enc) {
+			t.Fatalf("record %d: partition %q, want %q", i, coords[i].Partition, enc)
+		}
+	}
+	same := func(a, b []byte) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+	if !same(coords[0].Partition, coords[1].Partition) {
+		t.Error("records 0 and 1 have the same partition in different slices")
+	}
+	if same(coords[1].Partition, coords[2].Partition) || same(coords[2].Partition, coords[3].Partition) {
+		t.Error("different partitions share a slice")
+	}
+	if same(coords[0].Partition, coords[3].Partition) {
+		t.Error("record 3 shares record 0's slice though record 2 came between them")
+	}
+	if len(coords[4].Partition) != 0 {
+		t.Errorf("record 4 has partition %q, want none", coords[4].Partition)
+	}
+}
+
 // pollBuilder writes Poll answers field by field, valid or not.
 type pollBuilder struct{}
 
