@@ -103,8 +103,12 @@
 // retry backoff: queued, since those calls arrive during Put) and commits
 // every offset.flush.interval.ms: PreCommit is offered the delivered offsets
 // (last delivered + 1, dropped records included) and exactly what it returns
-// is committed, synchronously, ignoring offsets beyond what was delivered or
-// for partitions not owned, as Kafka Connect does.
+// is committed, ignoring offsets beyond what was delivered or for
+// partitions not owned, as Kafka Connect does. As in Kafka Connect, that
+// periodic commit is asynchronous (the task goes on polling and putting
+// while the coordinator writes it; a commit that comes due while one is in
+// flight waits for it), and the commit of partitions being revoked or
+// closed at stop is synchronous.
 //
 // The rebalance callbacks run on franz-go's group goroutine. Because of
 // BlockRebalanceOnPoll they run only while Run's goroutine is polling,

@@ -56,8 +56,11 @@ type sinkTask struct {
 	// offset of a rewind: what PreCommit is offered and the most a commit
 	// may reach.
 	delivered map[topicPartition]int64
-	// committed is the last offset this task committed per partition.
-	committed map[topicPartition]int64
+	// commits: the offsets this task committed, and its commits in flight.
+	commits sinkCommits
+	// commitAsked: a commit is due (the plugin asked, or the interval
+	// passed) but waits for the one in flight.
+	commitAsked bool
 	// pluginPaused are the partitions the plugin paused.
 	pluginPaused map[topicPartition]bool
 	// fetchPaused are the partitions paused in the consumer now.
@@ -89,7 +92,7 @@ func NewSinkTask(cfg SinkConfig) (Task, error) {
 		log:          cfg.Logger,
 		assigned:     map[topicPartition]bool{},
 		delivered:    map[topicPartition]int64{},
-		committed:    map[topicPartition]int64{},
+		commits:      sinkCommits{committed: map[topicPartition]int64{}},
 		pluginPaused: map[topicPartition]bool{},
 		fetchPaused:  map[topicPartition]bool{},
 		backoff:      cfg.RetryBackoff,
@@ -293,9 +296,22 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 	}
 	t.applyPauses()
 	if commit || !time.Now().Before(t.nextFlush) {
+		t.commitAsked = true
 		t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
-		if err := t.commit(ctx, nil, false); err != nil {
-			return err
+	}
+	if t.commitAsked {
+		if t.commits.busy() {
+			// As Kafka Connect does, no commit starts while the
+			// previous one is in flight; this one follows it, checked
+			// again shortly rather than an interval later.
+			if soon := time.Now().Add(commitBusyWait); soon.Before(t.nextFlush) {
+				t.nextFlush = soon
+			}
+		} else {
+			t.commitAsked = false
+			if err := t.commit(ctx, nil, false); err != nil {
+				return err
+			}
 		}
 	}
 	if t.pending != nil && !paused && !time.Now().Before(t.retryAt) {
@@ -303,6 +319,10 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 	}
 	return nil
 }
+
+// commitBusyWait is how soon a due commit that waits for the one in flight
+// is tried again.
+const commitBusyWait = 5 * time.Millisecond
 
 // pollDeadline is when a poll gives up waiting: the next commit or
 // redelivery. Holds mu (or runs while no callback can).

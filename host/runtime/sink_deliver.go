@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -560,10 +562,13 @@ func (t *sinkTask) applyPauses() {
 }
 
 // commit offers PreCommit the delivered offsets of tps (all open partitions
-// when nil) and commits, synchronously, exactly the offsets it returns,
-// ignoring any beyond what was delivered, as Kafka Connect does. A PreCommit
-// that fails rewinds the partitions to their committed offsets (unless they
-// are being closed); only a dead plugin fails the task. Holds mu.
+// when nil) and commits exactly the offsets it returns, ignoring any beyond
+// what was delivered, as Kafka Connect does: the periodic commit
+// asynchronously (commitAsync: the task goes on polling and putting while
+// the group coordinator writes the offsets), the commit of partitions being
+// closed synchronously (closing). A PreCommit that fails rewinds the
+// partitions to their committed offsets (unless they are being closed);
+// only a dead plugin fails the task. Holds mu.
 func (t *sinkTask) commit(ctx context.Context, tps []topicPartition, closing bool) error {
 	if tps == nil {
 		tps = t.assignedList()
@@ -613,7 +618,7 @@ func (t *sinkTask) commit(ctx context.Context, tps []topicPartition, closing boo
 			t.log.Warn("ignoring negative offset the task returned", "topic", tp.topic, "partition", tp.partition, "offset", po.GetOffset())
 			continue
 		}
-		if c, ok := t.committed[tp]; ok && c == po.GetOffset() {
+		if c, ok := t.commits.committedAt(tp); ok && c == po.GetOffset() {
 			continue
 		}
 		if offsets[tp.topic] == nil {
@@ -626,35 +631,94 @@ func (t *sinkTask) commit(ctx context.Context, tps []topicPartition, closing boo
 		return nil
 	}
 	cctx, cancel = context.WithTimeout(ctx, t.cfg.OffsetFlushTimeout)
-	defer cancel()
-	var reqErr error
+	epoch := t.commits.begin()
+	onDone := func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		cancel()
+		t.commits.done(epoch, toCommit, resp, err, t.log)
+	}
+	if closing {
+		t.client.CommitOffsetsSync(cctx, offsets, onDone)
+	} else {
+		t.client.CommitOffsets(cctx, offsets, onDone)
+	}
+	return nil
+}
+
+// sinkCommits is what the task knows of its commits: the offsets last
+// committed per partition, and whether an asynchronous commit is in
+// flight. The commit's callback runs on a franz-go goroutine and updates it
+// under its own lock, never the task's mu: a synchronous commit made under
+// mu (a revocation, the stop) waits for the asynchronous commits before it
+// to finish, callbacks included.
+type sinkCommits struct {
+	mu        sync.Mutex
+	committed map[topicPartition]int64
+	inFlight  int
+	// epoch counts forget calls: a commit that was in flight when its
+	// partitions were closed does not record them afterwards.
+	epoch uint64
+}
+
+// busy reports whether a commit is in flight.
+func (c *sinkCommits) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inFlight > 0
+}
+
+// begin counts a commit in flight and returns the epoch it belongs to.
+func (c *sinkCommits) begin() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inFlight++
+	return c.epoch
+}
+
+// committedAt returns the offset last committed for tp.
+func (c *sinkCommits) committedAt(tp topicPartition) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	off, ok := c.committed[tp]
+	return off, ok
+}
+
+// forget drops what is known of tps, closed, and of commits in flight.
+func (c *sinkCommits) forget(tps []topicPartition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, tp := range tps {
+		delete(c.committed, tp)
+	}
+	c.epoch++
+}
+
+// done records the outcome of a commit of toCommit begun in epoch. A failed
+// commit is retried at the next one, as in Kafka Connect.
+func (c *sinkCommits) done(epoch uint64, toCommit map[topicPartition]int64, resp *kmsg.OffsetCommitResponse, err error, log hclog.Logger) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inFlight--
+	if err != nil {
+		log.Error("offset commit failed", "error", err)
+		return
+	}
 	failed := map[topicPartition]error{}
-	t.client.CommitOffsetsSync(cctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-		if err != nil {
-			reqErr = err
-			return
-		}
-		for _, rt := range resp.Topics {
-			for _, rp := range rt.Partitions {
-				if perr := kerr.ErrorForCode(rp.ErrorCode); perr != nil {
-					failed[topicPartition{rt.Topic, rp.Partition}] = perr
-				}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if perr := kerr.ErrorForCode(rp.ErrorCode); perr != nil {
+				failed[topicPartition{rt.Topic, rp.Partition}] = perr
 			}
 		}
-	})
-	// A failed commit is retried at the next one, as in Kafka Connect.
-	if reqErr != nil {
-		t.log.Error("offset commit failed", "error", reqErr)
-		return nil
 	}
 	for tp, off := range toCommit {
 		if perr := failed[tp]; perr != nil {
-			t.log.Error("offset commit failed", "topic", tp.topic, "partition", tp.partition, "error", perr)
+			log.Error("offset commit failed", "topic", tp.topic, "partition", tp.partition, "error", perr)
 			continue
 		}
-		t.committed[tp] = off
+		if epoch == c.epoch {
+			c.committed[tp] = off
+		}
 	}
-	return nil
 }
 
 // rewindToCommitted moves the consumer of tps back to the group's committed
@@ -697,10 +761,10 @@ func (t *sinkTask) forget(tps []topicPartition) {
 		}
 		delete(t.assigned, tp)
 		delete(t.delivered, tp)
-		delete(t.committed, tp)
 		delete(t.pluginPaused, tp)
 		delete(t.fetchPaused, tp)
 	}
+	t.commits.forget(tps)
 	if len(resume) > 0 && t.client != nil {
 		t.client.ResumeFetchPartitions(resume)
 	}

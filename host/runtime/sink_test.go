@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -226,6 +227,55 @@ func TestSinkCommitsWhatPreCommitReturns(t *testing.T) {
 	}
 	if got := committedOffsets(t, c, "connect-snk"); fmt.Sprint(got) != "map[a-0:5]" {
 		t.Errorf("committed after stop %v, want only a-0=5", got)
+	}
+}
+
+// The periodic commit is asynchronous, as Kafka Connect's commitAsync: while
+// the group coordinator takes its time over a commit, records go on being
+// put; no second commit starts until the first is answered, and the
+// commits that follow it reach the end.
+func TestSinkSlowCommitDoesNotStallPuts(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 100)
+	var held atomic.Int32
+	release := make(chan struct{})
+	c.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if held.CompareAndSwap(0, 1) {
+			c.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+	ev := &events{}
+	f := newFakeSink(ev)
+	cfg := sinkConfig(c, f, nil, "a")
+	cfg.OffsetFlushInterval = 20 * time.Millisecond
+	// Longer than the test waits: a commit made on the task goroutine
+	// would hold it all that time.
+	cfg.OffsetFlushTimeout = time.Minute
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "a commit held by the coordinator", func() bool { return held.Load() == 1 })
+	produceTo(t, c, "a", 0, 100, 100)
+	eventually(t, "the records produced after it put", func() bool { return len(f.deliveredList()) == 200 })
+	st := task.(*sinkTask)
+	st.commits.mu.Lock()
+	inFlight := st.commits.inFlight
+	st.commits.mu.Unlock()
+	if inFlight != 1 {
+		t.Errorf("%d commits in flight while the first was unanswered, want 1", inFlight)
+	}
+	close(release)
+	eventually(t, "everything committed", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 200 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := deliveredCounts(f.deliveredList()); len(got) != 200 {
+		t.Errorf("%d distinct records put, want 200", len(got))
 	}
 }
 
