@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // groupCommitEvery is how often the group baselines commit: the
@@ -25,7 +27,8 @@ const groupCommitEvery = 50 * time.Millisecond
 // around its plugin, so that the noop sink can be compared with like work:
 // it joins a fresh consumer group with the worker's balancer, reads the
 // filled topic from the start and commits what it polled every
-// groupCommitEvery, the last time at the first tick after it read everything. It is timed the
+// groupCommitEvery, asynchronously as the sink task does (asyncCommits),
+// the last time at the first tick after it read everything. It is timed the
 // way noopSinkBench is: from the client's creation until the group's
 // committed offsets, fetched every pollEvery, reach the end of every
 // partition.
@@ -195,6 +198,7 @@ func consumeAndCommit(ctx context.Context, cl *kgo.Client, topic string, want in
 		return c
 	}
 	next := time.Now().Add(groupCommitEvery)
+	var commits asyncCommits
 	for c.records < want {
 		pctx, cancel := context.WithDeadline(ctx, next)
 		fs := cl.PollFetches(pctx)
@@ -223,9 +227,10 @@ func consumeAndCommit(ctx context.Context, cl *kgo.Client, topic string, want in
 		})
 		if !time.Now().Before(next) {
 			next = time.Now().Add(groupCommitEvery)
-			if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+			if err := commits.err(); err != nil {
 				return fail("commit", err)
 			}
+			commits.start(ctx, cl)
 		}
 	}
 	c.last = time.Now()
@@ -238,8 +243,58 @@ func consumeAndCommit(ctx context.Context, cl *kgo.Client, topic string, want in
 	case <-ctx.Done():
 		return fail("wait for the last commit", ctx.Err())
 	}
+	// Synchronous, as a sink's commit of the partitions it closes at stop;
+	// it waits for the asynchronous commits before it.
 	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
 		return fail("final commit", err)
 	}
+	if err := commits.err(); err != nil {
+		return fail("commit", err)
+	}
 	return c
+}
+
+// asyncCommits commits as the worker's sink task does between batches, and
+// as Kafka Connect does (commitAsync): without waiting for the answer, and
+// none while the previous one is unanswered.
+type asyncCommits struct {
+	mu       sync.Mutex
+	inFlight bool
+	first    error
+}
+
+// start commits what the client polled, unless a commit is in flight.
+func (a *asyncCommits) start(ctx context.Context, cl *kgo.Client) {
+	a.mu.Lock()
+	busy := a.inFlight
+	a.inFlight = true
+	a.mu.Unlock()
+	if busy {
+		return
+	}
+	// Not under mu: CommitOffsets may call back before it returns.
+	cl.CommitOffsets(ctx, cl.UncommittedOffsets(), func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.inFlight = false
+		if err == nil && resp != nil {
+			for _, t := range resp.Topics {
+				for _, p := range t.Partitions {
+					if perr := kerr.ErrorForCode(p.ErrorCode); perr != nil && err == nil {
+						err = fmt.Errorf("partition %d: %w", p.Partition, perr)
+					}
+				}
+			}
+		}
+		if err != nil && a.first == nil {
+			a.first = err
+		}
+	})
+}
+
+// err is the first commit's error, if any failed.
+func (a *asyncCommits) err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.first
 }
