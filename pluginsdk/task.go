@@ -25,6 +25,10 @@ type SourceTask interface {
 
 // Committer is implemented by source tasks that act after the worker has
 // flushed offsets (SourceTask.commit), e.g. to acknowledge upstream in bulk.
+// As in Kafka Connect, Commit may run while Poll runs (the worker flushes
+// offsets off its poll loop), so it may see records that Poll returned and
+// the worker has not yet received; the offsets stored before it are only
+// ever those of records written to Kafka.
 type Committer interface {
 	Commit(ctx context.Context) error
 }

@@ -341,7 +341,8 @@ type memOffsets struct {
 	data map[string][]byte
 	sets int
 	fail error
-	// block, when set, holds every Set until it is closed (a slow store).
+	// block, when set, holds the next Set until it is closed (a slow
+	// store); the Sets after it are not held.
 	block chan struct{}
 }
 
@@ -362,6 +363,7 @@ func (m *memOffsets) Get(_ context.Context, _ string, partitions [][]byte) (map[
 func (m *memOffsets) Set(_ context.Context, _ string, entries []storage.OffsetEntry) error {
 	m.mu.Lock()
 	block := m.block
+	m.block = nil
 	m.mu.Unlock()
 	if block != nil {
 		m.ev.add("set blocked")

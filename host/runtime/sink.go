@@ -58,9 +58,6 @@ type sinkTask struct {
 	delivered map[topicPartition]int64
 	// commits: the offsets this task committed, and its commits in flight.
 	commits sinkCommits
-	// commitAsked: a commit is due (the plugin asked, or the interval
-	// passed) but waits for the one in flight.
-	commitAsked bool
 	// pluginPaused are the partitions the plugin paused.
 	pluginPaused map[topicPartition]bool
 	// fetchPaused are the partitions paused in the consumer now.
@@ -296,19 +293,14 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 	}
 	t.applyPauses()
 	if commit || !time.Now().Before(t.nextFlush) {
-		t.commitAsked = true
-		t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
-	}
-	if t.commitAsked {
 		if t.commits.busy() {
 			// As Kafka Connect does, no commit starts while the
-			// previous one is in flight; this one follows it, checked
-			// again shortly rather than an interval later.
-			if soon := time.Now().Add(commitBusyWait); soon.Before(t.nextFlush) {
-				t.nextFlush = soon
-			}
+			// previous one is in flight; this one (due, or asked for)
+			// follows it, checked again shortly rather than an
+			// interval later.
+			t.nextFlush = time.Now().Add(commitBusyWait)
 		} else {
-			t.commitAsked = false
+			t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
 			if err := t.commit(ctx, nil, false); err != nil {
 				return err
 			}

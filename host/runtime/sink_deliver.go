@@ -3,6 +3,7 @@ package runtime
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -654,8 +655,9 @@ type sinkCommits struct {
 	mu        sync.Mutex
 	committed map[topicPartition]int64
 	inFlight  int
-	// epoch counts forget calls: a commit that was in flight when its
-	// partitions were closed does not record them afterwards.
+	// epoch counts forget calls: a commit that was in flight when
+	// partitions were closed records nothing afterwards (its other
+	// partitions are then committed again at the next commit, harmlessly).
 	epoch uint64
 }
 
@@ -699,6 +701,12 @@ func (c *sinkCommits) done(epoch uint64, toCommit map[topicPartition]int64, resp
 	defer c.mu.Unlock()
 	c.inFlight--
 	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			// The run is ending (the drain's deadline, a failure's
+			// teardown): nothing to act on.
+			log.Debug("offset commit abandoned", "error", err)
+			return
+		}
 		log.Error("offset commit failed", "error", err)
 		return
 	}

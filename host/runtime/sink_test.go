@@ -8,11 +8,14 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -276,6 +279,92 @@ func TestSinkSlowCommitDoesNotStallPuts(t *testing.T) {
 	}
 	if got := deliveredCounts(f.deliveredList()); len(got) != 200 {
 		t.Errorf("%d distinct records put, want 200", len(got))
+	}
+}
+
+// A commit the plugin asks for while another is in flight is not lost: it
+// starts as soon as the first is answered, not an interval later.
+func TestSinkRequestedCommitFollowsTheOneInFlight(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 50)
+	var held atomic.Int32
+	release := make(chan struct{})
+	c.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if held.CompareAndSwap(0, 1) {
+			c.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
+	ev := &events{}
+	f := newFakeSink(ev)
+	cfg := sinkConfig(c, f, nil, "a") // commits every hour unless asked
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "all delivered", func() bool { return len(f.deliveredList()) == 50 })
+	ask := func() {
+		t.Helper()
+		if _, err := f.workerServer().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask()
+	eventually(t, "the first commit held", func() bool { return held.Load() == 1 })
+	produceTo(t, c, "a", 0, 50, 50)
+	eventually(t, "the next records delivered", func() bool { return len(f.deliveredList()) == 100 })
+	ask()
+	time.Sleep(50 * time.Millisecond)
+	if n := strings.Count(strings.Join(ev.list(), "\n"), "precommit"); n != 1 {
+		t.Fatalf("%d PreCommits while the first commit was in flight, want 1: %v", n, ev.list())
+	}
+	releaseOnce()
+	eventually(t, "the asked-for commit of everything", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 100 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The result of a commit that was in flight while partitions were closed
+// records nothing: the partitions may come back, and the task must not
+// take an old commit for theirs.
+func TestSinkCommitsIgnoreResultsAcrossForget(t *testing.T) {
+	tp := topicPartition{"a", 0}
+	c := sinkCommits{committed: map[topicPartition]int64{}}
+	ok := &kmsg.OffsetCommitResponse{Topics: []kmsg.OffsetCommitResponseTopic{{Topic: "a", Partitions: []kmsg.OffsetCommitResponseTopicPartition{{Partition: 0}}}}}
+	log := hclog.NewNullLogger()
+
+	e := c.begin()
+	if !c.busy() {
+		t.Fatal("not busy with a commit in flight")
+	}
+	c.done(e, map[topicPartition]int64{tp: 10}, ok, nil, log)
+	if off, found := c.committedAt(tp); !found || off != 10 || c.busy() {
+		t.Fatalf("after a commit: %d %v busy=%v", off, found, c.busy())
+	}
+
+	e = c.begin()
+	c.forget([]topicPartition{tp})
+	c.done(e, map[topicPartition]int64{tp: 20}, ok, nil, log)
+	if off, found := c.committedAt(tp); found {
+		t.Errorf("a commit begun before forget recorded %d", off)
+	}
+	if c.busy() {
+		t.Error("still busy after the commit was answered")
+	}
+
+	failed := &kmsg.OffsetCommitResponse{Topics: []kmsg.OffsetCommitResponseTopic{{Topic: "a", Partitions: []kmsg.OffsetCommitResponseTopicPartition{{Partition: 0, ErrorCode: kerr.RebalanceInProgress.Code}}}}}
+	e = c.begin()
+	c.done(e, map[topicPartition]int64{tp: 30}, failed, nil, log)
+	e = c.begin()
+	c.done(e, map[topicPartition]int64{tp: 40}, nil, context.Canceled, log)
+	if off, found := c.committedAt(tp); found {
+		t.Errorf("a failed commit recorded %d", off)
 	}
 }
 

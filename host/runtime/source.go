@@ -174,6 +174,7 @@ func (t *sourceTask) run(ctx context.Context) error {
 	reason := t.start(ctx)
 	if reason == nil {
 		stopFlusher := t.startFlusher(ctx)
+		defer stopFlusher() // if the loop panics
 		reason = t.loop(ctx)
 		stopFlusher()
 	}
@@ -766,9 +767,9 @@ func (t *sourceTask) commitOffsets(ctx context.Context, commit bool) {
 // while the loop runs, as Kafka Connect's offset committer thread does:
 // writing the offsets (a file written and synced, or a topic) and the
 // plugin's Commit take milliseconds, in which the loop goes on polling and
-// producing. The loop asks for a flush with flushKick; one asked for while
-// another runs follows it. The returned function stops the goroutine,
-// waiting for a flush that runs, before the drain's own last flush.
+// producing. The loop asks for a flush with flushKick. The returned
+// function stops the goroutine, waiting for a flush that runs, before the
+// drain's own last flush.
 func (t *sourceTask) startFlusher(ctx context.Context) (stop func()) {
 	t.flushKick = make(chan struct{}, 1)
 	quit := make(chan struct{})
@@ -780,6 +781,15 @@ func (t *sourceTask) startFlusher(ctx context.Context) (stop func()) {
 				return
 			case <-t.flushKick:
 				t.commitOffsets(ctx, true)
+				// A flush asked for while this one ran is dropped: as
+				// Kafka Connect's committer (a fixed delay between
+				// flushes), a store slower than the interval is not
+				// written back to back; the loop asks again an interval
+				// later.
+				select {
+				case <-t.flushKick:
+				default:
+				}
 			}
 		}
 	})

@@ -217,9 +217,7 @@ func TestAckTrackerPrefix(t *testing.T) {
 	}
 }
 
-// Records of a partition in runs: the prefix stores each partition's last
-// offset, across runs, gaps without a partition, and partitions that come
-// back after another's run.
+// samePartition compares JSON, by address when it can.
 func TestSamePartition(t *testing.T) {
 	a := []byte(`{"sp":0}`)
 	for _, c := range []struct {
@@ -239,6 +237,9 @@ func TestSamePartition(t *testing.T) {
 	}
 }
 
+// Records of a partition in runs: the prefix stores each partition's last
+// offset, across runs, gaps without a partition, and partitions that come
+// back after another's run.
 func TestAckTrackerOffsetRuns(t *testing.T) {
 	tr := newAckTracker()
 	type rec struct{ part, off string }
@@ -493,7 +494,10 @@ func TestSourceSlowOffsetStoreDoesNotStallPolling(t *testing.T) {
 	// the last record is polled.
 	f.pollHook = func(*pluginv1.PollRequest) { time.Sleep(5 * time.Millisecond) }
 	st := newMemOffsets(ev)
-	st.block = make(chan struct{})
+	block := make(chan struct{})
+	st.block = block
+	unblock := sync.OnceFunc(func() { close(block) })
+	t.Cleanup(unblock) // a failed check must not leave Run stuck in Set
 	cfg := sourceConfig(c, f, st, nil)
 	cfg.OffsetFlushInterval = 10 * time.Millisecond
 	task, err := NewSourceTask(cfg)
@@ -509,7 +513,7 @@ func TestSourceSlowOffsetStoreDoesNotStallPolling(t *testing.T) {
 	if ev.lastIndex("set {") >= 0 {
 		t.Fatalf("the blocked store returned: %v", ev.list())
 	}
-	close(st.block)
+	unblock()
 	eventually(t, "the last offsets stored", func() bool {
 		return ev.lastIndex(`set {"sp":0}={"o":2000} {"sp":1}={"o":1999}`) >= 0
 	})
@@ -517,6 +521,50 @@ func TestSourceSlowOffsetStoreDoesNotStallPolling(t *testing.T) {
 	task.Stop()
 	if err := wait(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Stop while a flush waits on the store: the drain waits for that flush,
+// then stores the last offsets and calls Commit before Stop; nothing is
+// stored after Stop.
+func TestSourceStopWaitsForTheFlush(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 500
+	f.pollHook = func(*pluginv1.PollRequest) { time.Sleep(5 * time.Millisecond) }
+	st := newMemOffsets(ev)
+	block := make(chan struct{})
+	st.block = block
+	unblock := sync.OnceFunc(func() { close(block) })
+	t.Cleanup(unblock)
+	cfg := sourceConfig(c, f, st, nil)
+	cfg.OffsetFlushInterval = 10 * time.Millisecond
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "a flush waiting on the store", func() bool { return ev.lastIndex("set blocked") >= 0 })
+	eventually(t, "every record acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == 500 })
+	task.Stop()
+	// The drain finishes the records in flight, then waits for the flush.
+	time.Sleep(100 * time.Millisecond)
+	if i := ev.lastIndex("stop"); i >= 0 {
+		t.Fatalf("Stop called while a flush was storing offsets: %v", ev.list())
+	}
+	unblock()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	l := ev.list()
+	last := ev.lastIndex(`set {"sp":0}={"o":500} {"sp":1}={"o":499}`)
+	commit, stop := ev.lastIndex("commit"), ev.lastIndex("stop")
+	if last < 0 || commit < last || stop < commit {
+		t.Fatalf("want the last offsets stored, then Commit, then Stop: %v", l)
+	}
+	if strings.Count(strings.Join(l[stop:], "\n"), "set ") != 0 {
+		t.Errorf("offsets stored after Stop: %v", l)
 	}
 }
 

@@ -496,9 +496,9 @@ const (
 // task.shutdown.graceful.timeout.ms) for the records already polled to be
 // written, sends their acknowledgements with Ack, calls Commit after the last
 // offset flush, and finally Stop. Only one Poll is outstanding at a time.
-// Commit may arrive while a Poll is outstanding (the worker stores offsets and
-// calls Commit off its poll loop, as Kafka Connect calls commit() from its
-// offset committer thread); Ack never does. Stop may
+// Commit may arrive while a Poll or an Ack is outstanding (the worker stores
+// offsets and calls Commit off its poll loop, as Kafka Connect calls commit()
+// from its offset committer thread); Ack never overlaps a Poll. Stop may
 // arrive while a Poll is outstanding (e.g. when the drain times out): the
 // plugin must make that Poll return promptly.
 type SourceTaskClient interface {
@@ -583,9 +583,9 @@ func (c *sourceTaskClient) Stop(ctx context.Context, in *StopRequest, opts ...gr
 // task.shutdown.graceful.timeout.ms) for the records already polled to be
 // written, sends their acknowledgements with Ack, calls Commit after the last
 // offset flush, and finally Stop. Only one Poll is outstanding at a time.
-// Commit may arrive while a Poll is outstanding (the worker stores offsets and
-// calls Commit off its poll loop, as Kafka Connect calls commit() from its
-// offset committer thread); Ack never does. Stop may
+// Commit may arrive while a Poll or an Ack is outstanding (the worker stores
+// offsets and calls Commit off its poll loop, as Kafka Connect calls commit()
+// from its offset committer thread); Ack never overlaps a Poll. Stop may
 // arrive while a Poll is outstanding (e.g. when the drain times out): the
 // plugin must make that Poll return promptly.
 type SourceTaskServer interface {
