@@ -233,6 +233,23 @@ func TestSinkCommitsWhatPreCommitReturns(t *testing.T) {
 	}
 }
 
+// holdFirstCommit makes the cluster hold the first OffsetCommit it gets
+// until release (or the test's end); held turns 1 once it does.
+func holdFirstCommit(t *testing.T, c *kfake.Cluster) (held *atomic.Int32, release func()) {
+	held = new(atomic.Int32)
+	ch := make(chan struct{})
+	release = sync.OnceFunc(func() { close(ch) })
+	t.Cleanup(release)
+	c.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if held.CompareAndSwap(0, 1) {
+			c.SleepControl(func() { <-ch })
+		}
+		return nil, nil, false
+	})
+	return held, release
+}
+
 // The periodic commit is asynchronous, as Kafka Connect's commitAsync: while
 // the group coordinator takes its time over a commit, records go on being
 // put; no second commit starts until the first is answered, and the
@@ -240,15 +257,7 @@ func TestSinkCommitsWhatPreCommitReturns(t *testing.T) {
 func TestSinkSlowCommitDoesNotStallPuts(t *testing.T) {
 	c := newCluster(t, 1, map[string]int32{"a": 1})
 	produceTo(t, c, "a", 0, 0, 100)
-	var held atomic.Int32
-	release := make(chan struct{})
-	c.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		if held.CompareAndSwap(0, 1) {
-			c.SleepControl(func() { <-release })
-		}
-		return nil, nil, false
-	})
+	held, release := holdFirstCommit(t, c)
 	ev := &events{}
 	f := newFakeSink(ev)
 	cfg := sinkConfig(c, f, nil, "a")
@@ -271,7 +280,7 @@ func TestSinkSlowCommitDoesNotStallPuts(t *testing.T) {
 	if inFlight != 1 {
 		t.Errorf("%d commits in flight while the first was unanswered, want 1", inFlight)
 	}
-	close(release)
+	release()
 	eventually(t, "everything committed", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 200 })
 	task.Stop()
 	if err := wait(); err != nil {
@@ -287,17 +296,7 @@ func TestSinkSlowCommitDoesNotStallPuts(t *testing.T) {
 func TestSinkRequestedCommitFollowsTheOneInFlight(t *testing.T) {
 	c := newCluster(t, 1, map[string]int32{"a": 1})
 	produceTo(t, c, "a", 0, 0, 50)
-	var held atomic.Int32
-	release := make(chan struct{})
-	c.ControlKey(int16(kmsg.OffsetCommit), func(kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		if held.CompareAndSwap(0, 1) {
-			c.SleepControl(func() { <-release })
-		}
-		return nil, nil, false
-	})
-	releaseOnce := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(releaseOnce)
+	held, release := holdFirstCommit(t, c)
 	ev := &events{}
 	f := newFakeSink(ev)
 	cfg := sinkConfig(c, f, nil, "a") // commits every hour unless asked
@@ -322,7 +321,7 @@ func TestSinkRequestedCommitFollowsTheOneInFlight(t *testing.T) {
 	if n := strings.Count(strings.Join(ev.list(), "\n"), "precommit"); n != 1 {
 		t.Fatalf("%d PreCommits while the first commit was in flight, want 1: %v", n, ev.list())
 	}
-	releaseOnce()
+	release()
 	eventually(t, "the asked-for commit of everything", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 100 })
 	task.Stop()
 	if err := wait(); err != nil {

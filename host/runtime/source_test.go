@@ -481,22 +481,20 @@ func TestSourceFlushCommitsAfterStoring(t *testing.T) {
 	}
 }
 
-// A slow offset store does not hold up the records: offsets are stored off
-// the poll loop (as Kafka Connect's offset committer thread does), so the
-// task goes on polling and producing while a flush waits on the store, and
-// the flush then stores what was acknowledged and calls Commit.
-func TestSourceSlowOffsetStoreDoesNotStallPolling(t *testing.T) {
+// runWithBlockedStore runs a source task of limit records, polled 100 at
+// a time, 5 ms a Poll (flushes, every 10 ms, are due long before the last
+// record is polled), whose offset store holds its first Set until unblock.
+func runWithBlockedStore(t *testing.T, limit uint64) (task Task, ev *events, wait func() error, unblock func()) {
+	t.Helper()
 	c := newCluster(t, 1, map[string]int32{"t": 3})
-	ev := &events{}
+	ev = &events{}
 	f := newFakeSource(ev)
-	f.limit = 2000
-	// 20 Polls of 100 records, 5 ms each: flushes are due long before
-	// the last record is polled.
+	f.limit = limit
 	f.pollHook = func(*pluginv1.PollRequest) { time.Sleep(5 * time.Millisecond) }
 	st := newMemOffsets(ev)
 	block := make(chan struct{})
 	st.block = block
-	unblock := sync.OnceFunc(func() { close(block) })
+	unblock = sync.OnceFunc(func() { close(block) })
 	t.Cleanup(unblock) // a failed check must not leave Run stuck in Set
 	cfg := sourceConfig(c, f, st, nil)
 	cfg.OffsetFlushInterval = 10 * time.Millisecond
@@ -504,7 +502,15 @@ func TestSourceSlowOffsetStoreDoesNotStallPolling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := runTask(t, task)
+	return task, ev, runTask(t, task), unblock
+}
+
+// A slow offset store does not hold up the records: offsets are stored off
+// the poll loop (as Kafka Connect's offset committer thread does), so the
+// task goes on polling and producing while a flush waits on the store, and
+// the flush then stores what was acknowledged and calls Commit.
+func TestSourceSlowOffsetStoreDoesNotStallPolling(t *testing.T) {
+	task, ev, wait, unblock := runWithBlockedStore(t, 2000)
 	eventually(t, "a flush waiting on the store", func() bool { return ev.lastIndex("set blocked") >= 0 })
 	if n := task.(*sourceTask).tracker.acked(); n >= 2000 {
 		t.Fatalf("all %d records were acknowledged before the first flush; the test proves nothing", n)
@@ -528,23 +534,7 @@ func TestSourceSlowOffsetStoreDoesNotStallPolling(t *testing.T) {
 // then stores the last offsets and calls Commit before Stop; nothing is
 // stored after Stop.
 func TestSourceStopWaitsForTheFlush(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"t": 3})
-	ev := &events{}
-	f := newFakeSource(ev)
-	f.limit = 500
-	f.pollHook = func(*pluginv1.PollRequest) { time.Sleep(5 * time.Millisecond) }
-	st := newMemOffsets(ev)
-	block := make(chan struct{})
-	st.block = block
-	unblock := sync.OnceFunc(func() { close(block) })
-	t.Cleanup(unblock)
-	cfg := sourceConfig(c, f, st, nil)
-	cfg.OffsetFlushInterval = 10 * time.Millisecond
-	task, err := NewSourceTask(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait := runTask(t, task)
+	task, ev, wait, unblock := runWithBlockedStore(t, 500)
 	eventually(t, "a flush waiting on the store", func() bool { return ev.lastIndex("set blocked") >= 0 })
 	eventually(t, "every record acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == 500 })
 	task.Stop()
