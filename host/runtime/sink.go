@@ -58,6 +58,9 @@ type sinkTask struct {
 	delivered map[topicPartition]int64
 	// commits: the offsets this task committed, and its commits in flight.
 	commits sinkCommits
+	// busyChecks counts the checks that found a due commit waiting for
+	// the one in flight (step).
+	busyChecks int
 	// pluginPaused are the partitions the plugin paused.
 	pluginPaused map[topicPartition]bool
 	// fetchPaused are the partitions paused in the consumer now.
@@ -297,9 +300,14 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 			// As Kafka Connect does, no commit starts while the
 			// previous one is in flight; this one (due, or asked for)
 			// follows it, checked again shortly rather than an
-			// interval later.
-			t.nextFlush = time.Now().Add(commitBusyWait)
+			// interval later, and less often the longer the one in
+			// flight takes (an idle task puts an empty batch at each
+			// check; Kafka Connect polls without waiting meanwhile).
+			wait := min(commitBusyWait<<min(t.busyChecks, 16), t.cfg.OffsetFlushInterval)
+			t.busyChecks++
+			t.nextFlush = time.Now().Add(wait)
 		} else {
+			t.busyChecks = 0
 			t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
 			if err := t.commit(ctx, nil, false); err != nil {
 				return err
@@ -313,7 +321,8 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 }
 
 // commitBusyWait is how soon a due commit that waits for the one in flight
-// is tried again.
+// is first tried again; each further try waits twice as long, up to the
+// commit interval.
 const commitBusyWait = 5 * time.Millisecond
 
 // pollDeadline is when a poll gives up waiting: the next commit or

@@ -329,6 +329,49 @@ func TestSinkRequestedCommitFollowsTheOneInFlight(t *testing.T) {
 	}
 }
 
+// A due commit waiting for a slow one in flight is checked less and less
+// often: an idle task puts an empty batch at each check, and a coordinator
+// that takes seconds must not turn that into hundreds of calls.
+func TestSinkWaitingCommitBacksOff(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 50)
+	held, release := holdFirstCommit(t, c)
+	ev := &events{}
+	f := newFakeSink(ev)
+	task, err := NewSinkTask(sinkConfig(c, f, nil, "a")) // commits every hour unless asked
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "all delivered", func() bool { return len(f.deliveredList()) == 50 })
+	ask := func() {
+		t.Helper()
+		if _, err := f.workerServer().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := func() int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.empty
+	}
+	ask()
+	eventually(t, "the first commit held", func() bool { return held.Load() == 1 })
+	before := empty()
+	ask()
+	time.Sleep(400 * time.Millisecond)
+	// 5, 10, 20, ... ms apart: 7 checks in 400 ms; every 5 ms would be 80.
+	if n := empty() - before; n < 2 || n > 12 {
+		t.Errorf("%d empty puts while a due commit waited 400 ms, want 2 to 12", n)
+	}
+	release()
+	eventually(t, "the commit asked for second", func() bool { return strings.Count(strings.Join(ev.list(), "\n"), "precommit") == 2 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The result of a commit that was in flight while partitions were closed
 // records nothing: the partitions may come back, and the task must not
 // take an old commit for theirs.
