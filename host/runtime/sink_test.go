@@ -291,85 +291,92 @@ func TestSinkSlowCommitDoesNotStallPuts(t *testing.T) {
 	}
 }
 
-// A commit the plugin asks for while another is in flight is not lost: it
-// starts as soon as the first is answered, not an interval later.
-func TestSinkRequestedCommitFollowsTheOneInFlight(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"a": 1})
-	produceTo(t, c, "a", 0, 0, 50)
-	held, release := holdFirstCommit(t, c)
-	ev := &events{}
-	f := newFakeSink(ev)
-	cfg := sinkConfig(c, f, nil, "a") // commits every hour unless asked
-	task, err := NewSinkTask(cfg)
+// heldCommitSink is a sink task on a cluster that holds its first
+// OffsetCommit (holdFirstCommit), committing every hour unless asked, with
+// the 50 records of partition a-0 delivered.
+type heldCommitSink struct {
+	c       *kfake.Cluster
+	f       *fakeSink
+	ev      *events
+	task    Task
+	wait    func() error
+	held    *atomic.Int32
+	release func()
+}
+
+func startHeldCommitSink(t *testing.T) *heldCommitSink {
+	t.Helper()
+	h := &heldCommitSink{c: newCluster(t, 1, map[string]int32{"a": 1}), ev: &events{}}
+	produceTo(t, h.c, "a", 0, 0, 50)
+	h.held, h.release = holdFirstCommit(t, h.c)
+	h.f = newFakeSink(h.ev)
+	task, err := NewSinkTask(sinkConfig(h.c, h.f, nil, "a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := runTask(t, task)
-	eventually(t, "all delivered", func() bool { return len(f.deliveredList()) == 50 })
-	ask := func() {
-		t.Helper()
-		if _, err := f.workerServer().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
-			t.Fatal(err)
-		}
+	h.task, h.wait = task, runTask(t, task)
+	eventually(t, "all delivered", func() bool { return len(h.f.deliveredList()) == 50 })
+	return h
+}
+
+// askCommit is the plugin's RequestCommit.
+func (h *heldCommitSink) askCommit(t *testing.T) {
+	t.Helper()
+	if _, err := h.f.workerServer().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
+		t.Fatal(err)
 	}
-	ask()
+}
+
+func (h *heldCommitSink) stop(t *testing.T) {
+	t.Helper()
+	h.task.Stop()
+	if err := h.wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A commit the plugin asks for while another is in flight is not lost: it
+// starts as soon as the first is answered, not an interval later.
+func TestSinkRequestedCommitFollowsTheOneInFlight(t *testing.T) {
+	h := startHeldCommitSink(t)
+	c, f, ev, held := h.c, h.f, h.ev, h.held
+	h.askCommit(t)
 	eventually(t, "the first commit held", func() bool { return held.Load() == 1 })
 	produceTo(t, c, "a", 0, 50, 50)
 	eventually(t, "the next records delivered", func() bool { return len(f.deliveredList()) == 100 })
-	ask()
+	h.askCommit(t)
 	time.Sleep(50 * time.Millisecond)
 	if n := strings.Count(strings.Join(ev.list(), "\n"), "precommit"); n != 1 {
 		t.Fatalf("%d PreCommits while the first commit was in flight, want 1: %v", n, ev.list())
 	}
-	release()
+	h.release()
 	eventually(t, "the asked-for commit of everything", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 100 })
-	task.Stop()
-	if err := wait(); err != nil {
-		t.Fatal(err)
-	}
+	h.stop(t)
 }
 
 // A due commit waiting for a slow one in flight is checked less and less
 // often: an idle task puts an empty batch at each check, and a coordinator
 // that takes seconds must not turn that into hundreds of calls.
 func TestSinkWaitingCommitBacksOff(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"a": 1})
-	produceTo(t, c, "a", 0, 0, 50)
-	held, release := holdFirstCommit(t, c)
-	ev := &events{}
-	f := newFakeSink(ev)
-	task, err := NewSinkTask(sinkConfig(c, f, nil, "a")) // commits every hour unless asked
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait := runTask(t, task)
-	eventually(t, "all delivered", func() bool { return len(f.deliveredList()) == 50 })
-	ask := func() {
-		t.Helper()
-		if _, err := f.workerServer().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := startHeldCommitSink(t)
+	f, ev, held := h.f, h.ev, h.held
 	empty := func() int {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return f.empty
 	}
-	ask()
+	h.askCommit(t)
 	eventually(t, "the first commit held", func() bool { return held.Load() == 1 })
 	before := empty()
-	ask()
+	h.askCommit(t)
 	time.Sleep(400 * time.Millisecond)
 	// 5, 10, 20, ... ms apart: 7 checks in 400 ms; every 5 ms would be 80.
 	if n := empty() - before; n < 2 || n > 12 {
 		t.Errorf("%d empty puts while a due commit waited 400 ms, want 2 to 12", n)
 	}
-	release()
+	h.release()
 	eventually(t, "the commit asked for second", func() bool { return strings.Count(strings.Join(ev.list(), "\n"), "precommit") == 2 })
-	task.Stop()
-	if err := wait(); err != nil {
-		t.Fatal(err)
-	}
+	h.stop(t)
 }
 
 // The result of a commit that was in flight while partitions were closed
