@@ -720,15 +720,14 @@ func recordSize(r *kgo.Record) int {
 }
 
 // flush delivers pending acknowledgements, stores the acknowledged prefix's
-// offsets and, when that worked and commit is set, calls the plugin's
-// Commit (SourceTask.commit follows every offset flush, even an empty one).
+// offsets and, when that worked, calls the plugin's Commit
+// (SourceTask.commit follows every offset flush, even an empty one).
 // The drain flushes this way, once the flusher has stopped; while the task
 // runs, the loop sends the acknowledgements and the flusher does the rest.
-func (t *sourceTask) flush(ctx context.Context, commit bool) {
-	if !t.sendAcks(ctx) {
-		return
+func (t *sourceTask) flush(ctx context.Context) {
+	if t.sendAcks(ctx) {
+		t.commitOffsets(ctx)
 	}
-	t.commitOffsets(ctx, commit)
 }
 
 // sendAcks delivers the acknowledgements no Poll has carried yet; it
@@ -750,9 +749,9 @@ func (t *sourceTask) sendAcks(ctx context.Context) bool {
 }
 
 // commitOffsets stores the acknowledged prefix's offsets and, when that
-// worked and commit is set, calls the plugin's Commit.
-func (t *sourceTask) commitOffsets(ctx context.Context, commit bool) {
-	if !t.storeOffsets() || !commit {
+// worked, calls the plugin's Commit.
+func (t *sourceTask) commitOffsets(ctx context.Context) {
+	if !t.storeOffsets() {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
@@ -780,7 +779,7 @@ func (t *sourceTask) startFlusher(ctx context.Context) (stop func()) {
 			case <-quit:
 				return
 			case <-t.flushKick:
-				t.commitOffsets(ctx, true)
+				t.commitOffsets(ctx)
 				// A flush asked for while this one ran is dropped: as
 				// Kafka Connect's committer (a fixed delay between
 				// flushes), a store slower than the interval is not
@@ -899,7 +898,7 @@ func (t *sourceTask) drain(ctx context.Context, stopWatching func()) error {
 		t.storeOffsets()
 		t.log.Warn("drain did not finish in time; killing the plugin", "timeout", t.cfg.ShutdownTimeout)
 	} else {
-		t.flush(ctx, true)
+		t.flush(ctx)
 		if f := t.failed(); f != nil {
 			return f
 		}
