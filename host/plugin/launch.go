@@ -232,7 +232,7 @@ func (m *Manager) env(spec Spec) []string {
 		wire.EnvConnector + "=" + spec.Connector,
 		wire.EnvTask + "=" + task,
 		wire.EnvLogLevel + "=" + spec.LogLevel,
-		wire.EnvWorkerID + "=" + m.opts.WorkerID,
+		wire.EnvWorkerID + "=" + *m.workerID.Load(),
 	}
 	for _, name := range []string{wire.EnvProfileDir, wire.EnvTrace} {
 		if v := os.Getenv(name); v != "" {

@@ -237,6 +237,18 @@ func TestEnvIsClean(t *testing.T) {
 	}
 }
 
+// A worker on port 0 learns its id after the manager is made: later
+// launches carry the new id, a refused one changes nothing.
+func TestSetWorkerID(t *testing.T) {
+	m, _ := newManager(t, Options{WorkerID: "w1:0", SocketDir: t.TempDir()})
+	m.SetWorkerID("w1:41234")
+	m.SetWorkerID("bad\nid")
+	in := launch(t, m, Spec{Path: goodBin, Connector: "env-conn", Task: 0})
+	if got := pluginEnv(t, in)[wire.EnvWorkerID]; got != "w1:41234" {
+		t.Errorf("plugin env %s=%q, want the id set after New", wire.EnvWorkerID, got)
+	}
+}
+
 type fakeWorker struct {
 	pluginv1.UnimplementedWorkerServer
 	mu    sync.Mutex

@@ -36,6 +36,7 @@ type Manager struct {
 	socketDir string
 	ownDir    bool // created by New, removed by Close
 	seq       atomic.Uint64
+	workerID  atomic.Pointer[string] // SLUICE_WORKER_ID of later launches
 
 	mu        sync.Mutex
 	closed    bool
@@ -59,6 +60,7 @@ func New(opts Options) (*Manager, error) {
 		closing:   make(chan struct{}),
 		catalog:   newCatalog(),
 	}
+	m.workerID.Store(&opts.WorkerID)
 	if opts.SocketDir != "" {
 		if err := os.MkdirAll(opts.SocketDir, 0o700); err != nil {
 			return nil, fmt.Errorf("create socket dir: %w", err)
@@ -84,6 +86,19 @@ func New(opts Options) (*Manager, error) {
 		m.socketDir, m.ownDir = dir, true
 	}
 	return m, nil
+}
+
+// SetWorkerID changes the SLUICE_WORKER_ID given to plugins launched from
+// now on: a worker listening on port 0 learns its id (host and bound port)
+// only once the REST server runs, after the manager is made, and a plugin
+// must see the id its statuses carry. An id with NUL or newline is ignored,
+// as Options refuses it.
+func (m *Manager) SetWorkerID(id string) {
+	if strings.ContainsAny(id, "\x00\n") {
+		m.log.Warn("worker id not passed to plugins: it contains NUL or newline", "worker_id", id)
+		return
+	}
+	m.workerID.Store(&id)
 }
 
 // SocketDir is the directory holding this worker's plugin sockets.

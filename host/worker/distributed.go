@@ -194,6 +194,7 @@ func (w *Distributed) Start(ctx context.Context) error {
 	}
 	advertised := (&url.URL{Scheme: scheme, Host: workerID, Path: "/"}).String()
 	w.herder.SetWorkerID(workerID)
+	w.plugins.SetWorkerID(workerID)
 	w.herder.SetURL(advertised)
 	if err := w.herder.Start(ctx); err != nil {
 		return err

@@ -241,6 +241,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		workerID = w.cfg.WorkerID(bound)
 		w.herder.SetWorkerID(workerID)
+		w.plugins.SetWorkerID(workerID)
 	}
 	if w.opts.PluginWatchInterval > 0 {
 		wctx, cancel := context.WithCancel(context.Background())
