@@ -430,11 +430,11 @@ func TestLoggers(t *testing.T) {
 		}
 		return false
 	})
-	pid := waitPids(t, "snk", "connector", "task 0")["task 0"]
+	pid := e.waitPids("snk", "connector", "task 0")["task 0"]
 	if lvl := procEnv(t, pid, "SLUICE_LOG_LEVEL"); lvl != "debug" {
 		t.Fatalf("task plugin started at log level %q", lvl)
 	}
-	if lvl := procEnv(t, pids("src")["task 0"], "SLUICE_LOG_LEVEL"); lvl != "info" {
+	if lvl := procEnv(t, e.pids("src")["task 0"], "SLUICE_LOG_LEVEL"); lvl != "info" {
 		t.Fatalf("other task plugin at log level %q", lvl)
 	}
 

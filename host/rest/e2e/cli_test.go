@@ -179,7 +179,7 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("delete: %q", o)
 		}
 		e.mustFail("GET", "/connectors/"+n, nil, 404)
-		waitPids(t, n)
+		e.waitPids(n)
 	}
 	if o := e.sluiceOK("connectors", "list", "-o", "json"); strings.TrimSpace(o) != "[]" {
 		t.Fatalf("list after delete: %q", o)

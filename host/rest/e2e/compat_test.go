@@ -137,8 +137,8 @@ func TestConnectRestCompat(t *testing.T) {
 		e.mustJSON("GET", "/connectors", nil, 200, &names)
 		return len(names) == 0
 	})
-	waitPids(t, "local-file-source")
-	waitPids(t, "local-file-sink")
+	e.waitPids("local-file-source")
+	e.waitPids("local-file-sink")
 }
 
 func appendFile(t *testing.T, path, s string) {

@@ -181,8 +181,8 @@ func TestInitialState(t *testing.T) {
 		if c.status == "STOPPED:" {
 			var tasks []taskInfo
 			strict(t, e.must("GET", "/connectors/"+c.name+"/tasks", nil, 200), &tasks)
-			if len(tasks) != 0 || len(pids(c.name)) != 0 {
-				t.Fatalf("%s: tasks %v, processes %v", c.name, tasks, pids(c.name))
+			if len(tasks) != 0 || len(e.pids(c.name)) != 0 {
+				t.Fatalf("%s: tasks %v, processes %v", c.name, tasks, e.pids(c.name))
 			}
 		}
 		time.Sleep(time.Second)
@@ -262,7 +262,7 @@ func TestPutAndPatchConfig(t *testing.T) {
 	sinkCfg := map[string]string{"connector.class": "FileStreamSink", "file": out1, "topics": "pp"}
 	e.must("PUT", "/connectors/snk/config", sinkCfg, 201)
 	waitFile(t, out1, linesA)
-	sinkPid := waitPids(t, "snk", "connector", "task 0")["task 0"]
+	sinkPid := e.waitPids("snk", "connector", "task 0")["task 0"]
 
 	// PUT an update: the sink task restarts (a new process) writing to the
 	// new file; the old file gets nothing more.
@@ -276,7 +276,7 @@ func TestPutAndPatchConfig(t *testing.T) {
 		t.Fatalf("PUT update answered %+v", info)
 	}
 	e.waitStatus("snk", "RUNNING:RUNNING")
-	if p := waitPids(t, "snk", "connector", "task 0")["task 0"]; p == sinkPid {
+	if p := e.waitPids("snk", "connector", "task 0")["task 0"]; p == sinkPid {
 		t.Fatalf("the sink task still runs in process %d after the update", p)
 	}
 	more := writeLines(t, inA, "a", 30, 40)
@@ -332,15 +332,15 @@ func TestDelete(t *testing.T) {
 	e.create("del-paused", map[string]string{"connector.class": "FileStreamSource", "file": in, "topic": "del2"})
 	e.must("PUT", "/connectors/del-paused/pause", nil, 202)
 	waitFile(t, out, fileLines(t, in))
-	waitPids(t, "del-src", "connector", "task 0")
-	waitPids(t, "del-snk", "connector", "task 0")
+	e.waitPids("del-src", "connector", "task 0")
+	e.waitPids("del-snk", "connector", "task 0")
 
 	for _, n := range []string{"del-src", "del-snk", "del-paused"} {
 		r := e.request("DELETE", "/connectors/"+n, nil)
 		if r.code != 204 || len(r.body) != 0 {
 			t.Fatalf("DELETE %s: %s", n, r)
 		}
-		waitPids(t, n)
+		e.waitPids(n)
 		e.mustFail("GET", "/connectors/"+n, nil, 404, "Connector "+n+" not found")
 		e.mustFail("GET", "/connectors/"+n+"/config", nil, 404, "Connector "+n+" not found")
 		e.mustFail("GET", "/connectors/"+n+"/status", nil, 404, "No status found for connector "+n)
@@ -402,7 +402,7 @@ func TestStatusAndTasks(t *testing.T) {
 	e.mustFail("GET", "/connectors/nope/tasks", nil, 404, "Connector nope not found")
 
 	// A task whose process dies is FAILED with a trace; the other runs on.
-	killTask(t, "cnt", 1)
+	e.killTask("cnt", 1)
 	st = e.waitStatus("cnt", "RUNNING:RUNNING,FAILED")
 	if st.Tasks[1].Trace == "" || st.Tasks[1].WorkerID != e.workerID() || st.Tasks[0].Trace != "" {
 		t.Fatalf("status after the kill %+v", st)

@@ -58,18 +58,18 @@ func TestRestart(t *testing.T) {
 	e.create("rs", map[string]string{"connector.class": "CounterSource", "topic": "rs", "tasks.max": "2", "interval.ms": "5"})
 	e.waitStatus("rs", "RUNNING:RUNNING,RUNNING")
 	all := []string{"connector", "task 0", "task 1"}
-	p0 := waitPids(t, "rs", all...)
+	p0 := e.waitPids("rs", all...)
 
 	// Plain restart: 204, the connector instance only.
 	if r := e.request("POST", "/connectors/rs/restart", nil); r.code != 204 || len(r.body) != 0 {
 		t.Fatalf("plain restart: %s", r)
 	}
 	e.waitStatus("rs", "RUNNING:RUNNING,RUNNING")
-	p1 := waitPids(t, "rs", all...)
+	p1 := e.waitPids("rs", all...)
 	samePids(t, "plain restart", p0, p1, "task 0", "task 1")
 	e.must("POST", "/connectors/rs/restart?includeTasks=false&onlyFailed=false", nil, 204)
 	e.waitStatus("rs", "RUNNING:RUNNING,RUNNING")
-	p1 = waitPids(t, "rs", all...)
+	p1 = e.waitPids("rs", all...)
 
 	// includeTasks: everything, shown RESTARTING in the plan.
 	plan := e.restart("rs", "?includeTasks=true")
@@ -77,7 +77,7 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("includeTasks plan %+v", plan)
 	}
 	e.waitStatus("rs", "RUNNING:RUNNING,RUNNING")
-	p2 := waitPids(t, "rs", all...)
+	p2 := e.waitPids("rs", all...)
 	samePids(t, "includeTasks", p1, p2)
 
 	// onlyFailed with nothing failed: a plan restarting nothing.
@@ -87,11 +87,11 @@ func TestRestart(t *testing.T) {
 		}
 	}
 	time.Sleep(300 * time.Millisecond)
-	samePids(t, "onlyFailed with nothing failed", p2, pids("rs"), all...)
+	samePids(t, "onlyFailed with nothing failed", p2, e.pids("rs"), all...)
 
 	// A failed task: onlyFailed&includeTasks restarts it alone, and its
 	// counter carries on from its committed offset.
-	killTask(t, "rs", 1)
+	e.killTask("rs", 1)
 	e.waitStatus("rs", "RUNNING:RUNNING,FAILED")
 	before := e.counterSeqs("rs")
 	plan = e.restart("rs", "?onlyFailed=true&includeTasks=true")
@@ -99,29 +99,29 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("onlyFailed plan %+v", plan)
 	}
 	e.waitStatus("rs", "RUNNING:RUNNING,RUNNING")
-	p3 := waitPids(t, "rs", all...)
+	p3 := e.waitPids("rs", all...)
 	delete(p2, "task 1")
 	samePids(t, "onlyFailed", p2, p3, all...)
 	waitUntil(t, "task 1 to count on", 20*time.Second, func() bool { return e.counterSeqs("rs")[1] > before[1]+20 })
 
 	// A failed task: onlyFailed without includeTasks touches nothing (the
 	// connector has not failed), the plain restart only the connector.
-	killTask(t, "rs", 0)
+	e.killTask("rs", 0)
 	e.waitStatus("rs", "RUNNING:FAILED,RUNNING")
 	if plan := e.restart("rs", "?onlyFailed=true"); plan.summary() != "RUNNING:FAILED,RUNNING" {
 		t.Fatalf("onlyFailed without includeTasks: plan %+v", plan)
 	}
-	p3 = pids("rs")
+	p3 = e.pids("rs")
 	e.must("POST", "/connectors/rs/restart", nil, 204)
 	time.Sleep(300 * time.Millisecond)
 	e.waitStatus("rs", "RUNNING:FAILED,RUNNING")
-	samePids(t, "plain restart with a failed task", p3, pids("rs"), "task 1")
+	samePids(t, "plain restart with a failed task", p3, e.pids("rs"), "task 1")
 	e.must("POST", "/connectors/rs/tasks/0/restart", nil, 204)
 	e.waitStatus("rs", "RUNNING:RUNNING,RUNNING")
 
 	// A failed connector (its process killed): FAILED with a trace; the
 	// onlyFailed restart restarts it alone.
-	p4 := waitPids(t, "rs", all...)
+	p4 := e.waitPids("rs", all...)
 	if err := syscall.Kill(p4["connector"], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -136,15 +136,15 @@ func TestRestart(t *testing.T) {
 	if st.Connector.Trace != "" {
 		t.Fatalf("trace kept after the restart: %+v", st)
 	}
-	samePids(t, "onlyFailed with a failed connector", p4, waitPids(t, "rs", all...), "task 0", "task 1")
+	samePids(t, "onlyFailed with a failed connector", p4, e.waitPids("rs", all...), "task 0", "task 1")
 
 	// POST /tasks/{t}/restart: that task alone.
-	p4 = waitPids(t, "rs", all...)
+	p4 = e.waitPids("rs", all...)
 	if r := e.request("POST", "/connectors/rs/tasks/1/restart", nil); r.code != 204 || len(r.body) != 0 {
 		t.Fatalf("task restart: %s", r)
 	}
 	e.waitStatus("rs", "RUNNING:RUNNING,RUNNING")
-	p5 := waitPids(t, "rs", all...)
+	p5 := e.waitPids("rs", all...)
 	samePids(t, "task restart", p4, p5, "connector", "task 0")
 
 	e.mustFail("POST", "/connectors/rs/tasks/5/restart", nil, 404, "Unknown task: rs-5")
@@ -197,7 +197,7 @@ func TestPauseResumeStop(t *testing.T) {
 	waitFile(t, out, lines)
 
 	// Stop: no tasks, no processes, nothing produced; resume from there.
-	pidsBefore := waitPids(t, "src", "connector", "task 0")
+	pidsBefore := e.waitPids("src", "connector", "task 0")
 	if r := e.request("PUT", "/connectors/src/stop", nil); r.code != 204 || len(r.body) != 0 {
 		t.Fatalf("stop: %s", r)
 	}
@@ -205,7 +205,7 @@ func TestPauseResumeStop(t *testing.T) {
 	if st.Connector.WorkerID != e.workerID() {
 		t.Fatalf("stopped status %+v", st)
 	}
-	waitPids(t, "src")
+	e.waitPids("src")
 	var tasks []taskInfo
 	strict(t, e.must("GET", "/connectors/src/tasks", nil, 200), &tasks)
 	var info connectorInfo
@@ -224,7 +224,7 @@ func TestPauseResumeStop(t *testing.T) {
 	e.waitStatus("src", "PAUSED:PAUSED")
 	e.must("PUT", "/connectors/src/resume", nil, 202)
 	e.waitStatus("src", "RUNNING:RUNNING")
-	after := waitPids(t, "src", "connector", "task 0")
+	after := e.waitPids("src", "connector", "task 0")
 	if maps.Equal(after, pidsBefore) {
 		t.Fatalf("resumed from STOPPED in the same processes %v", after)
 	}

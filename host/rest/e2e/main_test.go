@@ -539,6 +539,7 @@ type proc struct {
 	pid       int
 	connector string
 	task      string // "" for a connector (or validation) process
+	worker    string // SLUICE_WORKER_ID: tests run workers side by side
 	exe       string
 }
 
@@ -563,6 +564,8 @@ func plugins() []proc {
 				p.connector, isPlugin = v, true
 			case "SLUICE_TASK":
 				p.task = v
+			case "SLUICE_WORKER_ID":
+				p.worker = v
 			}
 		}
 		if !isPlugin {
@@ -593,10 +596,10 @@ func childOfUs(pid int) bool {
 }
 
 // pids maps "connector" and "task N" of a connector to their process ids.
-func pids(connector string) map[string]int {
+func (e *env) pids(connector string) map[string]int {
 	out := map[string]int{}
 	for _, p := range plugins() {
-		if p.connector != connector {
+		if p.connector != connector || p.worker != e.workerID() {
 			continue
 		}
 		if p.task == "" {
@@ -609,11 +612,12 @@ func pids(connector string) map[string]int {
 }
 
 // waitPids waits until the connector has exactly the named processes.
-func waitPids(t *testing.T, connector string, names ...string) map[string]int {
+func (e *env) waitPids(connector string, names ...string) map[string]int {
+	t := e.t
 	t.Helper()
 	var got map[string]int
 	waitUntil(t, fmt.Sprintf("the processes of %s to be %v", connector, names), 15*time.Second, func() bool {
-		got = pids(connector)
+		got = e.pids(connector)
 		if len(got) != len(names) {
 			return false
 		}
@@ -633,9 +637,10 @@ func readEnviron(pid int) (string, error) {
 }
 
 // killTask SIGKILLs the plugin process of a task.
-func killTask(t *testing.T, connector string, task int) int {
+func (e *env) killTask(connector string, task int) int {
+	t := e.t
 	t.Helper()
-	pid := pids(connector)["task "+strconv.Itoa(task)]
+	pid := e.pids(connector)["task "+strconv.Itoa(task)]
 	if pid == 0 {
 		t.Fatalf("no process for task %s-%d", connector, task)
 	}
