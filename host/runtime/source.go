@@ -240,9 +240,10 @@ func (t *sourceTask) loop(ctx context.Context) error {
 				continue
 			}
 			// Nothing is in flight, so every batch is finished (the
-			// tracker finishes them as the prefix passes, under the
-			// lock that counts in-flight records) and none will be
-			// until a Poll: a paused task keeps none of their memory.
+			// tracker finishes them as the prefix passes, which
+			// inflight moved just now, under the lock that counts
+			// in-flight records) and none will be until a Poll: a
+			// paused task keeps none of their memory.
 			t.dropPooled()
 			t.report(statePaused)
 			t.wait(ctx, time.Until(t.nextFlush), false)

@@ -155,8 +155,16 @@ func TestAckTrackerFinishesBatches(t *testing.T) {
 		{h3 + 1, []*sourceBatch{b1, b2}},
 		{h3 + 2, []*sourceBatch{b1, b2}}, // batch 3 is kept
 	}
+	var before []*sourceBatch
 	for i, st := range steps {
 		tr.ack(st.h, nil)
+		// An acknowledgement only marks its record; the prefix moves
+		// (and batches finish) when it is next read.
+		if got := finished(); !slices.Equal(got, before) {
+			t.Fatalf("step %d (handle %d): finished %v before the prefix was read, want %v", i, st.h, got, before)
+		}
+		tr.acked()
+		before = st.want
 		if got := finished(); !slices.Equal(got, st.want) {
 			t.Fatalf("step %d (handle %d): finished %v, want %v", i, st.h, got, st.want)
 		}

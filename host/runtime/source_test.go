@@ -259,8 +259,13 @@ func TestAckTrackerOffsetRuns(t *testing.T) {
 	for i := len(recs) - 1; i >= 0; i-- {
 		tr.ack(h0+uint64(i), nil)
 	}
-	// The coordinates alias the answer: overwrite them, as a reused
-	// answer would be, before reading the stored offsets.
+	// The coordinates alias the answer: once the prefix has passed them
+	// (which finishes the answer, so its memory may be reused), overwrite
+	// them, as a reused answer would be, before reading the stored
+	// offsets.
+	if tr.acked() != uint64(len(recs)) {
+		t.Fatalf("acked through %d, want %d", tr.acked(), len(recs))
+	}
 	for _, c := range coords {
 		clear(c.partition)
 		clear(c.offset)
