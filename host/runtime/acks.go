@@ -14,8 +14,9 @@ import (
 // acknowledgement. Records enter in poll order; acknowledgements (from the
 // producer's callbacks, any goroutine, any order across partitions) mark
 // them. The acknowledged prefix — the longest run of acknowledged records
-// from the oldest one — moves forward as records complete, and only it
-// counts: acked_through is the last sequence number of the prefix, and the
+// from the oldest one — moves forward over the records acknowledged by then
+// whenever the oldest Poll answer is all acknowledged and whenever it is
+// read, and only it counts: acked_through is the last sequence number of the prefix, and the
 // offsets to store are, per source partition, the offset of the latest
 // record in the prefix. A record acknowledged after an unacknowledged one
 // waits until the gap closes, so a stored offset never passes a record that
@@ -62,8 +63,9 @@ type ackEntry struct {
 }
 
 type trackedBatch struct {
-	end uint64
-	b   *sourceBatch
+	end     uint64
+	b       *sourceBatch
+	pending int // its records not yet acknowledged
 }
 
 // pendingOffset is a source partition's latest offset in the prefix. Its
@@ -119,7 +121,7 @@ func (t *ackTracker) add(first uint64, coords []sourceCoords, b *sourceBatch) (u
 	}
 	t.lastSeq = first + uint64(len(coords)) - 1
 	if b != nil {
-		t.batches = append(t.batches, trackedBatch{end: h + uint64(len(coords)), b: b})
+		t.batches = append(t.batches, trackedBatch{end: h + uint64(len(coords)), b: b, pending: len(coords)})
 	}
 	return h, nil
 }
@@ -171,16 +173,35 @@ func (t *ackTracker) ack(h uint64, r *kgo.Record) {
 		}
 		t.recAcks = append(t.recAcks, ra)
 	}
-	// The prefix moves when someone reads it (take, takeOffsets,
-	// inflight, acked, unsettled), over every record acknowledged by then: the producer
-	// acknowledges a batch's records one callback each, and moving the
-	// prefix per record looked the partition up and copied its offset per
-	// record, a tenth of the worker's CPU on a generator's pipeline.
+	// The prefix moves once the oldest Poll answer is all acknowledged,
+	// so that its memory is back in the pools for the next Poll, and
+	// when someone reads it (take, takeOffsets, inflight, acked,
+	// unsettled) — not at every acknowledgement: the producer
+	// acknowledges records one callback each, and moving the prefix per
+	// record looked the partition up and copied its offset per record,
+	// a tenth of the worker's CPU on a generator's pipeline.
+	if t.settleBatch(h) {
+		t.advanceLocked()
+	}
 	t.mu.Unlock()
 	select {
 	case t.notify <- struct{}{}:
 	default:
 	}
+}
+
+// settleBatch counts record h of its Poll answer as acknowledged and
+// reports whether that completed the oldest answer still tracked. Answers
+// are few (at most what MaxInFlightBytes holds) and a record is most often
+// of the oldest, so the search from the front is short.
+func (t *ackTracker) settleBatch(h uint64) bool {
+	for i := range t.batches {
+		if h < t.batches[i].end {
+			t.batches[i].pending--
+			return i == 0 && t.batches[0].pending == 0
+		}
+	}
+	return false
 }
 
 // advanceLocked moves the prefix over the acknowledged records at its

@@ -155,16 +155,10 @@ func TestAckTrackerFinishesBatches(t *testing.T) {
 		{h3 + 1, []*sourceBatch{b1, b2}},
 		{h3 + 2, []*sourceBatch{b1, b2}}, // batch 3 is kept
 	}
-	var before []*sourceBatch
 	for i, st := range steps {
+		// No reader of the prefix runs: the acknowledgement that
+		// completes the oldest answer moves it.
 		tr.ack(st.h, nil)
-		// An acknowledgement only marks its record; the prefix moves
-		// (and batches finish) when it is next read.
-		if got := finished(); !slices.Equal(got, before) {
-			t.Fatalf("step %d (handle %d): finished %v before the prefix was read, want %v", i, st.h, got, before)
-		}
-		tr.acked()
-		before = st.want
 		if got := finished(); !slices.Equal(got, st.want) {
 			t.Fatalf("step %d (handle %d): finished %v, want %v", i, st.h, got, st.want)
 		}
@@ -397,7 +391,7 @@ func runPhases(t *testing.T, cfg SourceConfig, f *fakeSource, let func(), create
 			return
 		}
 		deadline := time.Now().Add(10 * time.Second)
-		for st.tracker.acked() < f.handedOut() && time.Now().Before(deadline) {
+		for peekAcked(st.tracker) < f.handedOut() && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -621,7 +615,7 @@ func TestSourceKeepsBatchesTheErrorHandlerSaw(t *testing.T) {
 	// One answer at a time: each Poll finds the batch before finished.
 	f.pollHook = func(*pluginv1.PollRequest) {
 		deadline := time.Now().Add(10 * time.Second)
-		for st.tracker.acked() < f.handedOut() && time.Now().Before(deadline) {
+		for peekAcked(st.tracker) < f.handedOut() && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -697,7 +691,7 @@ func TestSourcePausedKeepsNoPooledMemory(t *testing.T) {
 	var polls atomic.Int32
 	f.pollHook = func(*pluginv1.PollRequest) {
 		deadline := time.Now().Add(10 * time.Second)
-		for st.tracker.acked() < f.handedOut() && time.Now().Before(deadline) {
+		for peekAcked(st.tracker) < f.handedOut() && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 		if polls.Add(1) == 4 {
@@ -790,4 +784,14 @@ func BenchmarkSourceRunnerPooled(b *testing.B) {
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/rec")
 	b.ReportMetric(float64(slabs.reuses()), "reused")
 	b.ReportMetric(float64(f.polls.Load()), "polls")
+}
+
+// peekAcked is the end of the acknowledged prefix as it stands, without
+// moving it as acked does: a test waiting in a Poll for acknowledgements
+// must not do the work whose effect it checks (the batches' memory back in
+// the pools before the answer is read).
+func peekAcked(tr *ackTracker) uint64 {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.ackedThrough
 }

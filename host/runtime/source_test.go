@@ -192,6 +192,9 @@ func TestAckTrackerPrefix(t *testing.T) {
 	}
 	// A failed store puts them back, below newer ones.
 	tr.ack(hs[3], written) // 4: prefix through 5 now
+	if tr.acked() != 5 {
+		t.Fatalf("acked through %d, want 5", tr.acked())
+	}
 	tr.restoreOffsets(offs)
 	offs = tr.takeOffsets()
 	if string(offs[`{"p":1}`].offset) != `{"o":5}` || string(offs[`{"p":0}`].offset) != `{"o":4}` {
@@ -315,6 +318,11 @@ func TestAckTrackerCompaction(t *testing.T) {
 		hs = append(hs, h)
 		if len(hs) > compactMin {
 			tr.ack(hs[len(hs)-compactMin-1], nil)
+			// Read the prefix, which moves it (and compacts) as
+			// it goes.
+			if got, want := tr.acked(), n+uint64(len(hs)-compactMin); got != want {
+				t.Fatalf("acked %d, want %d", got, want)
+			}
 		}
 	}
 	for _, h := range hs {
@@ -1116,5 +1124,34 @@ func TestSourceBadPollAnswerFails(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Each reader of the prefix moves it first: acknowledgements of records
+// outside any Poll answer's memory (nothing completes) reach take and
+// takeOffsets with no other reader in between.
+func TestAckTrackerReadersMovePrefix(t *testing.T) {
+	coords := []sourceCoords{{[]byte(`{"p":0}`), []byte(`{"o":1}`)}, {[]byte(`{"p":0}`), []byte(`{"o":2}`)}}
+	ackAll := func() *ackTracker {
+		tr := newAckTracker()
+		h, err := tr.add(1, coords, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.ack(h+1, nil)
+		tr.ack(h, nil)
+		return tr
+	}
+	if ab := ackAll().take(); ab == nil || ab.AckedThrough != 2 {
+		t.Errorf("take = %v, want acked through 2", ab)
+	}
+	if offs := ackAll().takeOffsets(); offs[`{"p":0}`] == nil || string(offs[`{"p":0}`].offset) != `{"o":2}` {
+		t.Errorf("takeOffsets = %v, want {\"o\":2}", offs)
+	}
+	if bytes, recs := ackAll().inflight(); bytes != 0 || recs != 0 {
+		t.Errorf("inflight = %d, %d", bytes, recs)
+	}
+	if n := ackAll().unsettled(); n != 0 {
+		t.Errorf("unsettled = %d, want 0", n)
 	}
 }

@@ -136,8 +136,8 @@ func (r *SharedRegion) TakePoll(ref *pluginv1.SharedBatch) (*PollBatch, error) {
 // Reading a batch of megabytes into memory allocated for it costs the
 // clearing of that memory and, for the records, which hold pointers, the
 // garbage collector's scanning of it; a worker task knows when it is done
-// with a batch (the acknowledgement of its last record) and hands its
-// memory back with PollBatch.Release, for the next answer.
+// with a batch (the acknowledged prefix has passed its last record) and
+// hands its memory back with PollBatch.Release, for the next answer.
 //
 // The pool keeps at most a few batches' memory, its owner's choice (the
 // worker keeps no more than a task's bound of bytes in flight); a batch
