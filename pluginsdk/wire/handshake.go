@@ -166,5 +166,15 @@ func ServerOptions() []grpc.ServerOption {
 		grpc.ReadBufferSize(socketBufferBytes),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
+		// A few long-lived goroutines serve the calls, rather than a
+		// new one per call whose stack grows (and is copied) again on
+		// every Poll and Put; a call that finds them all busy still
+		// gets a goroutine of its own, so concurrent calls never wait.
+		grpc.NumStreamWorkers(streamWorkers),
 	}
 }
+
+// streamWorkers is how many calls a plugin serves on reused goroutines at
+// once: a task has at most a data call (Poll or Put), a Commit or Ack and
+// a Stop in flight.
+const streamWorkers = 4
