@@ -45,6 +45,7 @@ type sinkTask struct {
 	boxes                  bytesBoxes
 
 	plugin SinkPlugin
+	putter putter // runs pipelined Puts (deliverPipelined)
 	client *kgo.Client
 	runCtx context.Context // for the rebalance callbacks' plugin calls
 
@@ -175,7 +176,9 @@ func (t *sinkTask) run(ctx context.Context) error {
 		}
 	}
 	if reason == nil {
+		t.putter.start()
 		reason = t.loop(ctx)
+		t.putter.stop()
 	}
 	return t.teardown(ctx, reason, stopWatching)
 }

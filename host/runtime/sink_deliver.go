@@ -84,13 +84,13 @@ func (t *sinkTask) deliverPipelined(ctx context.Context, b *sinkBatch) error {
 	defer stopPoll()
 	putErr := make(chan error, 1)
 	t.worker.setBatch(b.consumed)
-	go func() {
+	t.putter.run(func() {
 		cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
 		err := t.plugin.Put(cctx, b.put)
 		cancel()
 		stopPoll()
 		putErr <- err
-	}()
+	})
 	// Until the Put ends, every fetch is taken and converted as it comes:
 	// the consumer fetches again only once its buffer is drained, so
 	// leaving what came buffered until the Put is over would leave the
@@ -795,4 +795,33 @@ func tpsToProto(tps []topicPartition) []*pluginv1.TopicPartition {
 		out[i] = &pluginv1.TopicPartition{Topic: tp.topic, Partition: tp.partition}
 	}
 	return out
+}
+
+// putter runs a sink task's pipelined Puts, one at a time, on one
+// goroutine for the task's life: a goroutine started per Put would grow
+// its stack (and copy it) through gRPC's call path again every time.
+type putter struct {
+	calls chan func()
+	done  chan struct{}
+}
+
+// start starts the goroutine; stop ends it.
+func (p *putter) start() {
+	p.calls, p.done = make(chan func()), make(chan struct{})
+	go func() {
+		defer close(p.done)
+		for f := range p.calls {
+			f()
+		}
+	}()
+}
+
+// run hands f to the goroutine, which is idle: a Put's caller waits for
+// it to end before it hands over the next.
+func (p *putter) run(f func()) { p.calls <- f }
+
+// stop ends the goroutine once the call it runs, if any, is over.
+func (p *putter) stop() {
+	close(p.calls)
+	<-p.done
 }

@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -219,5 +221,47 @@ func TestSinkPipelinedRevocation(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s delivered %d times", k, n)
 		}
+	}
+}
+
+// Pipelined Puts run on one goroutine for the task's life (a goroutine per
+// Put would grow its stack through gRPC's call path every time), which
+// ends with the task.
+func TestSinkPipelinedPutsShareAGoroutine(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 60)
+	f := newFakeSink(&events{})
+	var mu sync.Mutex
+	goroutines := map[string]int{} // "goroutine N" → Puts run on it
+	f.putHook = func(context.Context, int, []*data.SinkRecord) error {
+		buf := make([]byte, 64)
+		id, _, _ := strings.Cut(string(buf[:runtime.Stack(buf, false)]), " [")
+		mu.Lock()
+		goroutines[id]++
+		mu.Unlock()
+		time.Sleep(10 * time.Millisecond) // the next batch is staged meanwhile
+		return nil
+	}
+	task, err := NewSinkTask(smallBatches(sinkConfig(c, f, nil, "a"), 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "every record delivered", func() bool { return len(f.deliveredList()) == 60 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkContiguous(t, f.deliveredList(), map[string]int64{"a-0": 60})
+	mu.Lock()
+	defer mu.Unlock()
+	// The first Put of a run of batches goes from the task goroutine
+	// (nothing staged yet); the others from the putter.
+	if n := f.putCalls(); n < 6 || len(goroutines) > 2 {
+		t.Fatalf("%d Puts ran on %d goroutines, want at most 2: %v", n, len(goroutines), goroutines)
+	}
+	stacks := make([]byte, 1<<20)
+	if s := string(stacks[:runtime.Stack(stacks, true)]); strings.Contains(s, "(*putter).start") {
+		t.Fatalf("the putter outlived its task:\n%s", s)
 	}
 }
