@@ -16,9 +16,9 @@ import (
 // them. The acknowledged prefix — the longest run of acknowledged records
 // from the oldest one — moves forward over the records acknowledged by then
 // whenever the oldest Poll answer is all acknowledged and whenever it is
-// read, and only it counts: acked_through is the last sequence number of the prefix, and the
-// offsets to store are, per source partition, the offset of the latest
-// record in the prefix. A record acknowledged after an unacknowledged one
+// read, and only it counts: acked_through is the last sequence number of
+// the prefix, and the offsets to store are, per source partition, the
+// offset of the latest record in the prefix. A record acknowledged after an unacknowledged one
 // waits until the gap closes, so a stored offset never passes a record that
 // may still be lost.
 type ackTracker struct {
@@ -63,9 +63,9 @@ type ackEntry struct {
 }
 
 type trackedBatch struct {
-	end     uint64
-	b       *sourceBatch
-	pending int // its records not yet acknowledged
+	start, end uint64 // the handles of its first record and after its last
+	b          *sourceBatch
+	pending    int // its records not yet acknowledged
 }
 
 // pendingOffset is a source partition's latest offset in the prefix. Its
@@ -121,7 +121,7 @@ func (t *ackTracker) add(first uint64, coords []sourceCoords, b *sourceBatch) (u
 	}
 	t.lastSeq = first + uint64(len(coords)) - 1
 	if b != nil {
-		t.batches = append(t.batches, trackedBatch{end: h + uint64(len(coords)), b: b, pending: len(coords)})
+		t.batches = append(t.batches, trackedBatch{start: h, end: h + uint64(len(coords)), b: b, pending: len(coords)})
 	}
 	return h, nil
 }
@@ -197,6 +197,9 @@ func (t *ackTracker) ack(h uint64, r *kgo.Record) {
 func (t *ackTracker) settleBatch(h uint64) bool {
 	for i := range t.batches {
 		if h < t.batches[i].end {
+			if h < t.batches[i].start {
+				return false // a record added without its memory
+			}
 			t.batches[i].pending--
 			return i == 0 && t.batches[0].pending == 0
 		}
@@ -206,11 +209,11 @@ func (t *ackTracker) settleBatch(h uint64) bool {
 
 // advanceLocked moves the prefix over the acknowledged records at its
 // front (every reader of the prefix calls it first), and finishes the Poll
-// answers it passed: from here on the tracker
-// holds nothing of theirs (a partition's JSON is copied into the map's key,
-// its offset into the pendingOffset), and neither does anything else that
-// handled their records (sourceBatch). finish runs under t.mu; it only
-// puts memory on free lists, whose locks never wait for t.mu.
+// answers it passed: from here on the tracker holds nothing of theirs (a
+// partition's JSON is copied into the map's key, its offset into the
+// pendingOffset), and neither does anything else that handled their
+// records (sourceBatch). finish runs under t.mu; it only puts memory on
+// free lists, whose locks never wait for t.mu.
 func (t *ackTracker) advanceLocked() {
 	// Records of one source partition come in runs (a task reading one
 	// file, a generator): only the last offset of a run is stored, and the
