@@ -795,3 +795,28 @@ func peekAcked(tr *ackTracker) uint64 {
 	defer tr.mu.Unlock()
 	return tr.ackedThrough
 }
+
+// A record added without its answer's memory (a test's, or a future
+// caller's) does not count towards the answer after it: that answer still
+// finishes on the acknowledgement of its own last record.
+func TestAckTrackerBatchCountsOnlyItsRecords(t *testing.T) {
+	tr := newAckTracker()
+	pool := &batchPool{max: 8}
+	h0, err := tr.add(1, []sourceCoords{{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pool.get(context.Background(), 2)
+	h1, err := tr.add(2, b.coords, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []uint64{h0, h1, h1 + 1} {
+		tr.ack(h, nil)
+	}
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	if len(pool.free) != 1 || pool.free[0] != b {
+		t.Fatalf("pool %v after every record was acknowledged, want the answer finished", pool.free)
+	}
+}
