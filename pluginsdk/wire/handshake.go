@@ -175,6 +175,7 @@ func ServerOptions() []grpc.ServerOption {
 }
 
 // streamWorkers is how many calls a plugin serves on reused goroutines at
-// once: a task has at most a data call (Poll or Put), a Commit or Ack and
-// a Stop in flight.
-const streamWorkers = 4
+// once: go-plugin's own streams (stdio, broker) hold one each for the
+// process's life, and a task has at most a data call (Poll or Put), a
+// Commit or Ack and a Stop in flight.
+const streamWorkers = 8
