@@ -72,6 +72,12 @@ type SinkTaskContext interface {
 type ErrantRecordReporter interface {
 	// Report returns once the report is durable. It fails when the error
 	// tolerance is exceeded; the task should then return that error.
+	//
+	// The dead letter queue's headers name a Java exception class for err
+	// (__connect.errors.exception.class.name): the one an error in err's
+	// chain returns from an ExceptionClass() string method, else
+	// DataException for an Invalid error, RetriableException for a
+	// Retriable one, ConnectException for any other.
 	Report(ctx context.Context, rec *data.SinkRecord, err error) error
 }
 
@@ -315,7 +321,7 @@ func (r errantReporter) Report(ctx context.Context, rec *data.SinkRecord, e erro
 	// may have changed Topic and Partition since.
 	req := &pluginv1.ReportErrantRecordRequest{
 		Topic: rec.OriginalTopic, Partition: rec.OriginalPartition, Offset: rec.OriginalOffset,
-		Error: e.Error(), Trace: traceOf(e),
+		Error: e.Error(), Trace: traceOf(e), ExceptionClass: exceptionClassOf(e),
 	}
 	if req.Topic == "" {
 		req.Topic, req.Partition, req.Offset = rec.Topic, rec.Partition, rec.Offset
@@ -324,4 +330,27 @@ func (r errantReporter) Report(ctx context.Context, rec *data.SinkRecord, e erro
 		_, err := wc.ReportErrantRecord(ctx, req)
 		return err
 	})
+}
+
+// Java exception classes an errant record's error is reported under (see
+// ErrantRecordReporter.Report).
+const (
+	dataException      = "org.apache.kafka.connect.errors.DataException"
+	retriableException = "org.apache.kafka.connect.errors.RetriableException"
+)
+
+// exceptionClassOf names the Java exception class for err, or "" for the
+// worker's default (ConnectException).
+func exceptionClassOf(err error) string {
+	var named interface{ ExceptionClass() string }
+	if errors.As(err, &named) {
+		return named.ExceptionClass()
+	}
+	switch wire.KindOf(err) {
+	case wire.KindInvalid:
+		return dataException
+	case wire.KindRetriable:
+		return retriableException
+	}
+	return ""
 }

@@ -209,8 +209,8 @@ func (w *fakeWorker) Rewind(_ context.Context, req *pluginv1.RewindRequest) (*pl
 func (w *fakeWorker) ReportErrantRecord(_ context.Context, req *pluginv1.ReportErrantRecordRequest) (*pluginv1.ReportErrantRecordResponse, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.errant = append(w.errant, fmt.Sprintf("%s-%d@%d: %s", req.GetTopic(), req.GetPartition(), req.GetOffset(), req.GetError()))
-	if len(w.errant) > 1 {
+	w.errant = append(w.errant, fmt.Sprintf("%s-%d@%d: %s (%s)", req.GetTopic(), req.GetPartition(), req.GetOffset(), req.GetError(), req.GetExceptionClass()))
+	if len(w.errant) > 2 {
 		return nil, status.Error(codes.Unknown, "tolerance exceeded")
 	}
 	return &pluginv1.ReportErrantRecordResponse{}, nil
@@ -257,8 +257,12 @@ func TestSinkContextCallsReachTheWorker(t *testing.T) {
 	if err := rep.Report(ctx, r, errors.New("bad")); err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.Report(ctx, r, errors.New("worse")); err == nil {
-		t.Fatal("second report: no error although the worker refused it")
+	// The exception's class: one the error names, else its kind's.
+	if err := rep.Report(ctx, r, fmt.Errorf("insert: %w", namedErr{"dup", "java.sql.SQLException"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Report(ctx, r, Invalid("worse")); err == nil {
+		t.Fatal("third report: no error although the worker refused it")
 	}
 	// Calls to methods the worker does not implement fail clearly.
 	if _, err := tc.Assignment(ctx); err == nil {
@@ -267,7 +271,8 @@ func TestSinkContextCallsReachTheWorker(t *testing.T) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !slices.Equal(w.paused, []string{"t-1", "u-0"}) || !slices.Equal(w.rewinds, []string{"t-1@17 "}) ||
-		!slices.Equal(w.errant, []string{"t-1@5: bad", "t-1@5: worse"}) {
+		!slices.Equal(w.errant, []string{"t-1@5: bad ()", "t-1@5: insert: dup (java.sql.SQLException)",
+			"t-1@5: worse (org.apache.kafka.connect.errors.DataException)"}) {
 		t.Fatalf("worker saw paused %q, rewinds %q, errant %q", w.paused, w.rewinds, w.errant)
 	}
 }
@@ -354,3 +359,9 @@ func shortTempDir(t *testing.T) (string, error) {
 	}
 	return dir, err
 }
+
+// namedErr is an error that names its Java exception class.
+type namedErr struct{ msg, class string }
+
+func (e namedErr) Error() string          { return e.msg }
+func (e namedErr) ExceptionClass() string { return e.class }

@@ -725,13 +725,19 @@ func (*SetRetryBackoffResponse) Descriptor() ([]byte, []int) {
 type ReportErrantRecordRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The record as delivered by Put (original coordinates identify it).
-	Topic         string `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
-	Partition     int32  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
-	Offset        int64  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
-	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
-	Trace         string `protobuf:"bytes,5,opt,name=trace,proto3" json:"trace,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Topic     string `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Partition int32  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	Offset    int64  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	Error     string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Trace     string `protobuf:"bytes,5,opt,name=trace,proto3" json:"trace,omitempty"`
+	// The class of the exception, as Kafka Connect's dead letter queue
+	// headers name it (__connect.errors.exception.class.name), e.g.
+	// "org.apache.kafka.connect.errors.DataException" — a bridge to Java
+	// connectors passes the real one. Empty: the worker's
+	// "org.apache.kafka.connect.errors.ConnectException".
+	ExceptionClass string `protobuf:"bytes,6,opt,name=exception_class,json=exceptionClass,proto3" json:"exception_class,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ReportErrantRecordRequest) Reset() {
@@ -795,6 +801,13 @@ func (x *ReportErrantRecordRequest) GetError() string {
 func (x *ReportErrantRecordRequest) GetTrace() string {
 	if x != nil {
 		return x.Trace
+	}
+	return ""
+}
+
+func (x *ReportErrantRecordRequest) GetExceptionClass() string {
+	if x != nil {
+		return x.ExceptionClass
 	}
 	return ""
 }
@@ -873,13 +886,14 @@ const file_sluice_plugin_v1_worker_proto_rawDesc = "" +
 	"\x16SetRetryBackoffRequest\x12\x1d\n" +
 	"\n" +
 	"backoff_ms\x18\x01 \x01(\x03R\tbackoffMs\"\x19\n" +
-	"\x17SetRetryBackoffResponse\"\x93\x01\n" +
+	"\x17SetRetryBackoffResponse\"\xbc\x01\n" +
 	"\x19ReportErrantRecordRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x14\n" +
-	"\x05trace\x18\x05 \x01(\tR\x05trace\"\x1c\n" +
+	"\x05trace\x18\x05 \x01(\tR\x05trace\x12'\n" +
+	"\x0fexception_class\x18\x06 \x01(\tR\x0eexceptionClass\"\x1c\n" +
 	"\x1aReportErrantRecordResponse2\xd7\a\n" +
 	"\x06Worker\x12`\n" +
 	"\rSourceOffsets\x12&.sluice.plugin.v1.SourceOffsetsRequest\x1a'.sluice.plugin.v1.SourceOffsetsResponse\x12\x87\x01\n" +
