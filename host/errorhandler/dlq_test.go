@@ -181,6 +181,26 @@ func TestDLQErrantReport(t *testing.T) {
 			t.Errorf("headers lack %q:\n%s", want, h)
 		}
 	}
+
+	// The plugin named the exception's class: it is the one reported,
+	// and the first line of the stack trace made up for it.
+	err = e.op.Handle(context.Background(), runtime.ErrantRecord{
+		Stage: runtime.StagePut, Err: errors.New("duplicate key"), Consumed: consumedRecord(),
+		ExceptionClass: "java.sql.SQLIntegrityConstraintViolationException",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = headerList(e.read(2)[1])
+	for _, want := range []string{
+		"__connect.errors.exception.class.name=java.sql.SQLIntegrityConstraintViolationException\n",
+		"__connect.errors.exception.message=duplicate key\n",
+		"__connect.errors.exception.stacktrace=java.sql.SQLIntegrityConstraintViolationException: duplicate key\n",
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("headers lack %q:\n%s", want, h)
+		}
+	}
 }
 
 // A source record is written as the connector produced it, serialized with

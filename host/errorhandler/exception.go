@@ -57,7 +57,10 @@ type exception struct {
 	class, message, trace string
 }
 
-func describe(err error, pluginTrace string) exception {
+// describe names err as Kafka Connect's error reporting would: class,
+// message and stack trace. class, if not empty, is the class the plugin
+// named (an errant record's report) and wins over the one derived from err.
+func describe(err error, pluginTrace, class string) exception {
 	e := exception{class: ConnectException, message: err.Error()}
 	var (
 		se *transforms.StageError
@@ -93,6 +96,9 @@ func describe(err error, pluginTrace string) exception {
 		e.class, e.message = TimeoutException, kgo.ErrRecordTimeout.Error()
 	default:
 		e.message = innermost(err).Error()
+	}
+	if class != "" {
+		e.class = class
 	}
 	e.trace = pluginTrace
 	if e.trace == "" {

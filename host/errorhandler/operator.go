@@ -170,7 +170,7 @@ func (o *Operator) Handle(ctx context.Context, rec runtime.ErrantRecord) error {
 	o.recordErrors.Add(1)
 	o.lastError.Store(o.opts.Now().UnixMilli())
 	class := o.executingClass(rec.Stage, rec.Err)
-	ex := describe(rec.Err, rec.Trace)
+	ex := describe(rec.Err, rec.Trace, rec.ExceptionClass)
 	if o.s.LogEnable {
 		o.logError(rec, class, ex)
 	}

@@ -275,12 +275,12 @@ func TestExecutingClassAndException(t *testing.T) {
 		if got := o.executingClass(c.stage, c.err); got != c.class {
 			t.Errorf("%s: class %s, want %s", c.stage, got, c.class)
 		}
-		ex := describe(c.err, "")
+		ex := describe(c.err, "", "")
 		if ex.class != c.exClass || ex.message != c.exMsg || ex.trace != c.exClass+": "+c.err.Error() {
 			t.Errorf("%s: exception %+v, want class %s message %q", c.stage, ex, c.exClass, c.exMsg)
 		}
 	}
-	if ex := describe(errors.New("bad"), "java.lang.IllegalStateException: bad\n\tat X.y(X.java:1)"); !strings.HasPrefix(ex.trace, "java.lang.IllegalStateException") {
+	if ex := describe(errors.New("bad"), "java.lang.IllegalStateException: bad\n\tat X.y(X.java:1)", ""); !strings.HasPrefix(ex.trace, "java.lang.IllegalStateException") {
 		t.Errorf("the plugin's trace is not the stack trace: %+v", ex)
 	}
 }

@@ -813,7 +813,8 @@ func TestSinkErrantRecordHook(t *testing.T) {
 	f.putHook = func(_ context.Context, call int, recs []*data.SinkRecord) error {
 		r := recs[0]
 		_, err := f.workerServer().ReportErrantRecord(context.Background(), &pluginv1.ReportErrantRecordRequest{
-			Topic: r.OriginalTopic, Partition: r.OriginalPartition, Offset: r.OriginalOffset, Error: "bad row", Trace: "at x"})
+			Topic: r.OriginalTopic, Partition: r.OriginalPartition, Offset: r.OriginalOffset, Error: "bad row", Trace: "at x",
+			ExceptionClass: "java.sql.SQLException"})
 		return err
 	}
 	cfg := sinkConfig(c, f, nil, "a")
@@ -828,7 +829,7 @@ func TestSinkErrantRecordHook(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	if len(got) != 2 || got[0].Stage != StagePut || got[0].Consumed.Offset != 0 || string(got[0].Consumed.Value) != "a-0-0" ||
-		got[0].Err.Error() != "bad row" || got[0].Trace != "at x" || got[1].Consumed.Offset != 1 {
+		got[0].Err.Error() != "bad row" || got[0].Trace != "at x" || got[0].ExceptionClass != "java.sql.SQLException" || got[1].Consumed.Offset != 1 {
 		t.Errorf("reports = %+v", got)
 	}
 }

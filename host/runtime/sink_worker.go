@@ -227,7 +227,8 @@ func (w *sinkWorker) ReportErrantRecord(ctx context.Context, req *pluginv1.Repor
 		}
 	}
 	w.mu.Unlock()
-	err := h.Handle(ctx, ErrantRecord{Stage: StagePut, Err: errors.New(req.GetError()), Consumed: rec, Trace: req.GetTrace()})
+	err := h.Handle(ctx, ErrantRecord{Stage: StagePut, Err: errors.New(req.GetError()), Consumed: rec, Trace: req.GetTrace(),
+		ExceptionClass: req.GetExceptionClass()})
 	if err != nil {
 		w.t.fail(err)
 		return nil, status.Errorf(codes.FailedPrecondition, "errant record %s-%d@%d: %v", rec.Topic, rec.Partition, rec.Offset, err)

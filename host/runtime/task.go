@@ -174,6 +174,10 @@ type ErrantRecord struct {
 	// Trace is the plugin's stack trace when the plugin reported the error
 	// (ReportErrantRecord).
 	Trace string
+	// ExceptionClass is the Java exception class the plugin named for the
+	// error it reported (ReportErrantRecord); empty: the handler derives
+	// one from Err.
+	ExceptionClass string
 	// Retry, when set, runs the failed stages again on the same record
 	// (errors.retry.timeout) and returns the stage that failed and why, or
 	// nil when the record got through. The handler calls it only for
