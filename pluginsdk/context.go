@@ -332,13 +332,6 @@ func (r errantReporter) Report(ctx context.Context, rec *data.SinkRecord, e erro
 	})
 }
 
-// Java exception classes an errant record's error is reported under (see
-// ErrantRecordReporter.Report).
-const (
-	dataException      = "org.apache.kafka.connect.errors.DataException"
-	retriableException = "org.apache.kafka.connect.errors.RetriableException"
-)
-
 // exceptionClassOf names the Java exception class for err, or "" for the
 // worker's default (ConnectException).
 func exceptionClassOf(err error) string {
@@ -346,11 +339,5 @@ func exceptionClassOf(err error) string {
 	if errors.As(err, &named) {
 		return named.ExceptionClass()
 	}
-	switch wire.KindOf(err) {
-	case wire.KindInvalid:
-		return dataException
-	case wire.KindRetriable:
-		return retriableException
-	}
-	return ""
+	return wire.KindOf(err).ExceptionClass()
 }

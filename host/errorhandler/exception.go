@@ -16,8 +16,8 @@ import (
 // Java classes that reports name, as Kafka Connect's do.
 const (
 	ConnectException   = "org.apache.kafka.connect.errors.ConnectException"
-	DataException      = "org.apache.kafka.connect.errors.DataException"
-	RetriableException = "org.apache.kafka.connect.errors.RetriableException"
+	DataException      = wire.DataExceptionClass
+	RetriableException = wire.RetriableExceptionClass
 	KafkaException     = "org.apache.kafka.common.KafkaException"
 	TimeoutException   = "org.apache.kafka.common.errors.TimeoutException"
 	// kafkaRetriable is the base of the Kafka client's retriable errors.
@@ -78,11 +78,8 @@ func describe(err error, pluginTrace, class string) exception {
 		e.class, e.message = DataException, de.Error()
 	case errors.As(err, &we):
 		e.message = we.Message
-		switch we.Kind {
-		case wire.KindRetriable:
-			e.class = RetriableException
-		case wire.KindInvalid:
-			e.class = DataException
+		if c := we.Kind.ExceptionClass(); c != "" {
+			e.class = c
 		}
 		if pluginTrace == "" {
 			pluginTrace = we.Trace

@@ -32,6 +32,26 @@ const (
 
 var kindNames = [...]string{"fatal", "retriable", "invalid", "unsupported", "crashed", "timeout"}
 
+// Java exception classes Kafka Connect reports errors of these kinds under
+// (a dead letter queue's __connect.errors.exception.class.name).
+const (
+	DataExceptionClass      = "org.apache.kafka.connect.errors.DataException"
+	RetriableExceptionClass = "org.apache.kafka.connect.errors.RetriableException"
+)
+
+// ExceptionClass is the Java exception class an error of kind k is
+// reported under: DataException for KindInvalid, RetriableException for
+// KindRetriable; "" for the others, which the reporter names itself.
+func (k Kind) ExceptionClass() string {
+	switch k {
+	case KindInvalid:
+		return DataExceptionClass
+	case KindRetriable:
+		return RetriableExceptionClass
+	}
+	return ""
+}
+
 func (k Kind) String() string {
 	if k < 0 || int(k) >= len(kindNames) {
 		return fmt.Sprintf("Kind(%d)", int(k))
