@@ -94,8 +94,8 @@ func New(opts Options) (*Manager, error) {
 // must see the id its statuses carry. An id with NUL or newline is ignored,
 // as Options refuses it.
 func (m *Manager) SetWorkerID(id string) {
-	if strings.ContainsAny(id, "\x00\n") {
-		m.log.Warn("worker id not passed to plugins: it contains NUL or newline", "worker_id", id)
+	if err := checkWorkerID(id); err != nil {
+		m.log.Warn("worker id not passed to plugins", "error", err)
 		return
 	}
 	m.workerID.Store(&id)

@@ -133,11 +133,20 @@ func (o Options) normalize() (Options, error) {
 			errs = append(errs, fmt.Errorf("socket dir %q: longer than %d bytes; unix socket paths inside it would exceed the kernel's limit", o.SocketDir, maxSocketDirLen))
 		}
 	}
-	if strings.ContainsAny(o.WorkerID, "\x00\n") {
-		errs = append(errs, fmt.Errorf("worker id %q: must not contain NUL or newline", o.WorkerID))
+	if err := checkWorkerID(o.WorkerID); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("plugin manager options: %w", err)
 	}
 	return o, nil
+}
+
+// checkWorkerID refuses an id that cannot travel in a plugin's environment
+// (SLUICE_WORKER_ID).
+func checkWorkerID(id string) error {
+	if strings.ContainsAny(id, "\x00\n") {
+		return fmt.Errorf("worker id %q: must not contain NUL or newline", id)
+	}
+	return nil
 }
