@@ -20,8 +20,17 @@ const sharedFD = 3
 // done with it, however they end) of size bytes, mapped into the worker.
 // The file is handed to the plugin process at launch; pages are only
 // allocated as batches touch them.
+//
+// Its size is sealed before the plugin gets it. The plugin holds a
+// writable descriptor of the same file, and a file shrunk under the
+// worker's mapping makes the worker's next read of the lost pages a
+// SIGBUS, which no recover catches: a plugin could take the worker down.
+// With F_SEAL_SHRINK and F_SEAL_GROW every ftruncate fails, and
+// F_SEAL_SEAL keeps the seals from being changed. Writing stays allowed:
+// that is what the region is for, and bad bytes in it are the decoder's
+// business, which checks every length against the region.
 func newShared(name string, size int64) (*os.File, *wire.SharedRegion, error) {
-	fd, err := unix.MemfdCreate("sluice-"+name, unix.MFD_CLOEXEC)
+	fd, err := unix.MemfdCreate("sluice-"+name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create shared memory: %w", err)
 	}
@@ -29,6 +38,10 @@ func newShared(name string, size int64) (*os.File, *wire.SharedRegion, error) {
 	if err := f.Truncate(size); err != nil {
 		_ = f.Close()
 		return nil, nil, fmt.Errorf("size shared memory to %d bytes: %w", size, err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("seal the size of shared memory: %w", err)
 	}
 	r, err := wire.MapShared(int(f.Fd()), size)
 	if err != nil {

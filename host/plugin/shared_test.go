@@ -1,11 +1,14 @@
 package plugin
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
@@ -61,5 +64,50 @@ func TestSharedMemoryOfferedAndDeclined(t *testing.T) {
 	<-in.Done()
 	if _, ok := in.Shared().Place(&pluginv1.PutRequest{}); ok {
 		t.Fatal("placed into the region of an ended instance")
+	}
+}
+
+// The plugin's descriptor of the region cannot resize it: a shrunk file
+// would make the worker's next read of the lost pages a SIGBUS, which would
+// end the worker. The test opens the plugin's descriptor 3 as the plugin
+// could use it, tries to shrink and to grow the file, and then checks that
+// the worker still reads and writes the whole region.
+func TestSharedMemoryCannotBeResizedByThePlugin(t *testing.T) {
+	m, _ := newManager(t, Options{})
+	in := launch(t, m, Spec{Path: goodBin, Connector: "orders", Task: 0, SharedMemoryBytes: 1 << 20})
+	if in.Shared() == nil {
+		t.Fatal("no shared region")
+	}
+	f, err := os.OpenFile("/proc/"+strconv.Itoa(in.Pid())+"/fd/3", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("open the plugin's descriptor 3: %v", err)
+	}
+	defer f.Close()
+	for _, size := range []int64{0, 4096, 2 << 20} {
+		if err := f.Truncate(size); !errors.Is(err, unix.EPERM) {
+			t.Errorf("truncate the region to %d bytes: %v, want EPERM", size, err)
+		}
+	}
+	if st, err := f.Stat(); err != nil || st.Size() != 1<<20 {
+		t.Fatalf("region size after the attempts: %v, %v", st, err)
+	}
+	// Writing through the descriptor is allowed (that is the region's
+	// use), and the worker's mapping sees it.
+	if _, err := f.WriteAt([]byte("plugin"), (1<<20)-6); err != nil {
+		t.Fatalf("write through the plugin's descriptor: %v", err)
+	}
+	// A batch as large as the region fits almost to its last byte: the
+	// worker touches every page without a fault.
+	big := &pluginv1.PutRequest{Records: []*pluginv1.SinkRecord{{Topic: "t", Value: &pluginv1.Data{Kind: &pluginv1.Data_Raw{Raw: make([]byte, (1<<20)-256)}}}}}
+	ref, ok := in.Shared().Place(big)
+	if !ok {
+		t.Fatal("a batch of nearly the region's size did not fit")
+	}
+	var got pluginv1.PutRequest
+	if err := in.Shared().Take(ref, &got); err != nil {
+		t.Fatalf("take back the placed batch: %v", err)
+	}
+	if len(got.GetRecords()) != 1 || len(got.GetRecords()[0].GetValue().GetRaw()) != (1<<20)-256 {
+		t.Fatalf("took back %d records", len(got.GetRecords()))
 	}
 }
