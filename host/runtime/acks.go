@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -110,6 +111,11 @@ func (t *ackTracker) add(first uint64, coords []sourceCoords, b *sourceBatch) (u
 	defer t.mu.Unlock()
 	if first <= t.lastSeq {
 		return 0, fmt.Errorf("record sequence number %d does not follow %d", first, t.lastSeq)
+	}
+	// The last sequence number must not wrap around: it would let the
+	// next answer repeat sequence numbers of this one.
+	if n := uint64(len(coords)); n > 0 && first-1 > math.MaxUint64-n {
+		return 0, fmt.Errorf("record sequence numbers from %d for %d records run past the largest, %d", first, n, uint64(math.MaxUint64))
 	}
 	h := t.base + uint64(len(t.entries))
 	for i, c := range coords {

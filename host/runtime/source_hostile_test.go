@@ -1,0 +1,55 @@
+package runtime
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// Poll answers a buggy or hostile plugin may give, which the task must
+// refuse with an error naming what is wrong, failing the task and not the
+// worker, and storing nothing it should not.
+
+// rewrittenAnswer makes a fake's answers with edit applied to the
+// generated message.
+func rewrittenAnswer(edit func(m *pluginv1.PollResponse)) func(uint64, []*data.SourceRecord) (*wire.PollBatch, error) {
+	return func(first uint64, recs []*data.SourceRecord) (*wire.PollBatch, error) {
+		schemas, precs, err := wire.EncodeSourceRecords(recs)
+		if err != nil {
+			return nil, err
+		}
+		m := &pluginv1.PollResponse{Schemas: schemas, Records: precs, FirstSeq: first}
+		edit(m)
+		return wire.NewPollBatch(m), nil
+	}
+}
+
+// Sequence numbers never repeat within a process: an answer whose last
+// sequence number would wrap around past 2^64-1 (and so let the next
+// answer start over at 1) fails the task before any record is produced.
+func TestSourcePollSequenceOverflowFails(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 2
+	f.answer = rewrittenAnswer(func(m *pluginv1.PollResponse) { m.FirstSeq = math.MaxUint64 })
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	l.await(t, "failed")
+	err = wait()
+	want := "record sequence numbers from 18446744073709551615 for 2 records run past the largest"
+	if wire.KindOf(err) != wire.KindFatal || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Run = %v (kind %v), want %q", err, wire.KindOf(err), want)
+	}
+	if got := task.(*sourceTask).tracker.acked(); got != 0 {
+		t.Errorf("%d records acknowledged", got)
+	}
+}
