@@ -864,6 +864,13 @@ func canonicalOffsets(offs map[string]*pendingOffset) ([]storage.OffsetEntry, er
 				errs = append(errs, fmt.Errorf("source offset %s: %w", p.offset, err))
 				continue
 			}
+			// An offset is a map in Kafka Connect, as a partition is
+			// (checked as the answer is read): a number or an array
+			// stored here could be read back by no task.
+			if co[0] != '{' && string(co) != "null" {
+				errs = append(errs, fmt.Errorf("source offset %.40s of source partition %s: not a JSON object", co, raw))
+				continue
+			}
 		}
 		if cur, ok := byPartition[string(cp)]; !ok || cur.seq < p.seq {
 			byPartition[string(cp)] = entry{p.seq, co}

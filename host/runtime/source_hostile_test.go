@@ -53,3 +53,43 @@ func TestSourcePollSequenceOverflowFails(t *testing.T) {
 		t.Errorf("%d records acknowledged", got)
 	}
 }
+
+// A source offset is a map, as in Kafka Connect: an offset that is JSON
+// but not an object (or null) fails the task when it would be stored,
+// naming it, and is not stored; a valid offset of another partition is.
+func TestSourceOffsetNotAnObjectFails(t *testing.T) {
+	for _, off := range []string{`5`, `"x"`, `[1]`, `true`} {
+		t.Run(off, func(t *testing.T) {
+			c := newCluster(t, 1, map[string]int32{"t": 3})
+			ev := &events{}
+			f := newFakeSource(ev)
+			f.limit = 2
+			// Record 1 has source partition {"sp":1}, record 2 {"sp":0}.
+			f.answer = rewrittenAnswer(func(m *pluginv1.PollResponse) { m.Records[0].SourceOffset = []byte(off) })
+			st := newMemOffsets(ev)
+			l := newRecListener()
+			cfg := sourceConfig(c, f, st, l)
+			task, err := NewSourceTask(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := runTask(t, task)
+			eventually(t, "both records acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == 2 })
+			task.Stop()
+			err = wait()
+			want := "source offset " + off + ` of source partition {"sp":1}: not a JSON object`
+			if wire.KindOf(err) != wire.KindInvalid || !strings.Contains(err.Error(), want) {
+				t.Fatalf("Run = %v (kind %v), want %q", err, wire.KindOf(err), want)
+			}
+			if got := l.list(); got[len(got)-1] != "failed" {
+				t.Errorf("states %v", got)
+			}
+			if got := st.get(`{"sp":1}`); got != "" {
+				t.Errorf(`stored offset of {"sp":1}: %s`, got)
+			}
+			if got := st.get(`{"sp":0}`); got != `{"o":2}` {
+				t.Errorf(`stored offset of {"sp":0}: %q, want {"o":2}`, got)
+			}
+		})
+	}
+}
