@@ -711,13 +711,20 @@ func (t *sourceTask) toKafka(r *data.Record, kr *kgo.Record) (Stage, error) {
 	return "", nil
 }
 
+// minRecordCharge is the least a record counts against MaxInFlightBytes.
+// The worker keeps some hundreds of bytes per record in flight (its Kafka
+// record, its bookkeeping, the decoded record) whatever its size: records
+// with no key, value or headers, counted as nothing, would be polled
+// without bound while Kafka does not acknowledge them.
+const minRecordCharge = 256
+
 // recordSize is what a record counts against MaxInFlightBytes.
 func recordSize(r *kgo.Record) int {
 	n := len(r.Key) + len(r.Value)
 	for _, h := range r.Headers {
 		n += len(h.Key) + len(h.Value)
 	}
-	return n
+	return max(n, minRecordCharge)
 }
 
 // flush delivers pending acknowledgements, stores the acknowledged prefix's

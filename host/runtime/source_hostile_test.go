@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
@@ -91,5 +94,39 @@ func TestSourceOffsetNotAnObjectFails(t *testing.T) {
 				t.Errorf(`stored offset of {"sp":0}: %q, want {"o":2}`, got)
 			}
 		})
+	}
+}
+
+// Records with no key, value or headers still cost the worker memory while
+// in flight: a plugin that emits them while Kafka does not answer is not
+// polled without bound (each counts minRecordCharge against
+// MaxInFlightBytes).
+func TestSourceEmptyRecordsAreBoundedInFlight(t *testing.T) {
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.gen = func(seq uint64) *data.SourceRecord {
+		r := defaultSourceRecord(seq)
+		r.Key, r.Value = data.Raw(nil), data.Raw(nil)
+		return r
+	}
+	l := newRecListener()
+	cfg := sourceConfig(newCluster(t, 1, nil), f, newMemOffsets(ev), l)
+	// No broker answers: nothing is ever acknowledged.
+	cfg.ProducerOpts = []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	cfg.MaxInFlightBytes = 64 << 10
+	cfg.ShutdownTimeout = 200 * time.Millisecond
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTask(t, task)
+	l.await(t, "running")
+	time.Sleep(time.Second)
+	bound := cfg.MaxInFlightBytes/minRecordCharge + int64(cfg.MaxPollRecords)
+	if got := f.handedOut(); got > uint64(bound) || got < uint64(cfg.MaxPollRecords) {
+		t.Fatalf("%d records polled with nothing acknowledged; want between %d and %d", got, cfg.MaxPollRecords, bound)
+	}
+	if _, n := task.(*sourceTask).tracker.inflight(); int64(n) > cfg.MaxInFlightBytes/minRecordCharge {
+		t.Fatalf("%d records in flight", n)
 	}
 }
