@@ -332,6 +332,9 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 	if batch.FirstSeq() == 0 {
 		return &wire.Error{Kind: wire.KindFatal, Message: "poll: a batch with records has first_seq 0 (sequence numbers start at 1)"}
 	}
+	if batch.Len() > int(req.MaxRecords) {
+		return &wire.Error{Kind: wire.KindInvalid, Message: fmt.Sprintf("poll: the answer has %d records, more than the %d asked for", batch.Len(), req.MaxRecords)}
+	}
 	recs, wc, err := batch.Records()
 	if err != nil {
 		return &wire.Error{Kind: wire.KindInvalid, Message: fmt.Sprintf("poll: decode records: %v", err)}

@@ -130,3 +130,30 @@ func TestSourceEmptyRecordsAreBoundedInFlight(t *testing.T) {
 		t.Fatalf("%d records in flight", n)
 	}
 }
+
+// max_records bounds an answer: one with more records fails the task,
+// naming the count, before any record is produced (the worker's plugin
+// adapter does not even decode it: wire.ReceivePollAtMost).
+func TestSourcePollMoreRecordsThanAskedFails(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.answer = rewrittenAnswer(func(m *pluginv1.PollResponse) {
+		m.Records = append(m.Records, m.Records[len(m.Records)-1])
+	})
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	l.await(t, "failed")
+	err = wait()
+	want := "poll: the answer has 101 records, more than the 100 asked for"
+	if wire.KindOf(err) != wire.KindInvalid || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Run = %v (kind %v), want %q", err, wire.KindOf(err), want)
+	}
+	if got := task.(*sourceTask).tracker.acked(); got != 0 {
+		t.Errorf("%d records acknowledged", got)
+	}
+}

@@ -85,7 +85,9 @@ func (p *sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wi
 	// An answer that comes inline is read by the call's codec straight
 	// into a PollBatch.
 	var batch *wire.PollBatch
-	resp, err := p.in.SourceTask().Poll(ctx, req, wire.ReceivePoll(&batch))
+	// An answer with more records than asked for is not decoded: a
+	// record decoded costs many times its encoded size.
+	resp, err := p.in.SourceTask().Poll(ctx, req, wire.ReceivePollAtMost(&batch, int(req.GetMaxRecords())))
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func (p *sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wi
 	// The answer is copied out of the region before the next Poll lets
 	// the plugin write it again, into the memory of a batch the task is
 	// done with, and read straight into records.
-	batch, err = p.shared.TakePollPooled(resp.GetShared(), p.answers)
+	batch, err = p.shared.TakePollPooledAtMost(resp.GetShared(), p.answers, int(req.GetMaxRecords()))
 	if err != nil {
 		return nil, &wire.Error{Kind: wire.KindFatal, Message: "read the poll answer from shared memory: " + err.Error()}
 	}

@@ -258,7 +258,28 @@ func (p *PollPool) Close() {
 // it): the pool gets the record slabs back at once, and Release does
 // nothing. A nil pool is TakePoll.
 func (r *SharedRegion) TakePollPooled(ref *pluginv1.SharedBatch, pool *PollPool) (*PollBatch, error) {
+	return r.TakePollPooledAtMost(ref, pool, 0)
+}
+
+// TakePollPooledAtMost is TakePollPooled for an answer of at most
+// maxRecords records (no bound when maxRecords is 0 or less). An answer
+// with more is copied but not decoded: decoded, a record costs the worker
+// many times its encoded size (a few bytes), so a plugin that ignored the
+// bound could make it run out of memory. Its batch has first_seq and the
+// record count; Records reports the excess.
+func (r *SharedRegion) TakePollPooledAtMost(ref *pluginv1.SharedBatch, pool *PollPool, maxRecords int) (*PollBatch, error) {
 	if pool == nil {
+		if maxRecords > 0 {
+			// Counted in the copy: the plugin may write the region
+			// meanwhile.
+			b, err := r.copyOut(ref)
+			if err != nil {
+				return nil, err
+			}
+			if over := tooManyRecords(b, maxRecords); over != nil {
+				return over, nil
+			}
+		}
 		return r.TakePoll(ref)
 	}
 	var m *pollMem
@@ -274,6 +295,12 @@ func (r *SharedRegion) TakePollPooled(ref *pluginv1.SharedBatch, pool *PollPool)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if maxRecords > 0 {
+		if over := tooManyRecords(b, maxRecords); over != nil {
+			pool.put(m) // the slabs are untouched, the copy unused
+			return over, nil
+		}
 	}
 	if pb, ok := fusedPollBatchInto(b, m); ok {
 		pb.pool, pb.mem = pool, m
@@ -293,6 +320,31 @@ func (r *SharedRegion) TakePollPooled(ref *pluginv1.SharedBatch, pool *PollPool)
 	m.buf = nil
 	pool.put(m)
 	return pb, nil
+}
+
+// tooManyRecords returns the undecoded batch of an answer b with more than
+// maxRecords records, or nil (fewer, or bytes that do not parse: decoding
+// reports those).
+func tooManyRecords(b []byte, maxRecords int) *PollBatch {
+	n, first := 0, uint64(0)
+	for rest := b; len(rest) > 0; {
+		num, typ, l := protowire.ConsumeField(rest)
+		if l < 0 {
+			return nil
+		}
+		switch {
+		case num == 2:
+			n++
+		case num == 3 && typ == protowire.VarintType:
+			first, _ = protowire.ConsumeVarint(rest[protowire.SizeTag(num):])
+		}
+		rest = rest[l:]
+	}
+	if n <= maxRecords {
+		return nil
+	}
+	return &PollBatch{firstSeq: first, n: n, converted: true,
+		err: fmt.Errorf("the answer has %d records, more than the %d asked for; not decoded", n, maxRecords)}
 }
 
 // FirstSeq is the answer's first_seq; 0 for a nil batch.

@@ -31,9 +31,18 @@ func ReceivePoll(into **PollBatch) grpc.CallOption {
 	return grpc.ForceCodecV2(&pollCodec{into: into})
 }
 
+// ReceivePollAtMost is ReceivePoll for an answer of at most maxRecords
+// records (no bound when maxRecords is 0 or less). An answer with more is
+// not decoded (see SharedRegion.TakePollPooledAtMost): *into has its
+// first_seq and record count, and Records reports the excess.
+func ReceivePollAtMost(into **PollBatch, maxRecords int) grpc.CallOption {
+	return grpc.ForceCodecV2(&pollCodec{into: into, maxRecords: maxRecords})
+}
+
 // pollCodec is Codec with one reply read into a PollBatch.
 type pollCodec struct {
-	into **PollBatch
+	into       **PollBatch
+	maxRecords int
 }
 
 func (c *pollCodec) Name() string { return theCodec.Name() }
@@ -48,6 +57,13 @@ func (c *pollCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	m.Reset()
 	// A copy the records alias and keep, as Codec's: never a pooled buffer.
 	b := materialize(data)
+	if c.maxRecords > 0 {
+		if over := tooManyRecords(b, c.maxRecords); over != nil {
+			m.FirstSeq = over.firstSeq
+			*c.into = over
+			return nil
+		}
+	}
 	if pb, ok := fusedPollBatch(b); ok {
 		m.FirstSeq = pb.firstSeq
 		*c.into = pb
