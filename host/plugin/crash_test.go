@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/sluice-io/sluice/pluginsdk/wire"
@@ -47,6 +49,7 @@ func TestCrashMidCall(t *testing.T) {
 		{"source", "panic", "exit status 2", "boom in poll"},
 		{"source", "exit", "exit status 3", ""},
 		{"source", "kill", "signal: killed", ""},
+		{"source", "exit0", "exit status 0", ""},
 		{"sink", "panic", "exit status 2", "boom in put"},
 		{"sink", "exit", "exit status 3", ""},
 		{"sink", "kill", "signal: killed", ""},
@@ -94,6 +97,40 @@ func TestCrashMidCall(t *testing.T) {
 	resp, err := in.SourceTask().Poll(ctxT(t, 10*time.Second), &pluginv1.PollRequest{MaxRecords: 5})
 	if err != nil || len(resp.GetRecords()) != 5 {
 		t.Fatalf("poll after crashes: %d records, %v", len(resp.GetRecords()), err)
+	}
+}
+
+// A plugin that writes a line longer than go-plugin reads on stdout (its
+// handshake reader gives up at 64 KiB), garbage, and more output than a
+// pipe holds, on both streams, and closes its copy of the shared memory,
+// goes on being served: its calls are answered, its output does not make
+// it block, and the worker's region is intact.
+func TestNoisyPluginIsServed(t *testing.T) {
+	m, _ := newManager(t, Options{})
+	in := launch(t, m, Spec{Path: badBin, Connector: "noisy", Task: 0, SharedMemoryBytes: 1 << 20})
+	ctx := ctxT(t, 10*time.Second)
+	if _, err := in.SourceTask().Start(ctx, &pluginv1.SourceTaskStartRequest{Config: map[string]string{"mode": "noise"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		resp, err := in.SourceTask().Poll(ctx, &pluginv1.PollRequest{MaxRecords: 10})
+		if err != nil {
+			t.Fatalf("poll %d: %v", i, err)
+		}
+		if n := len(resp.GetRecords()); n != 1 {
+			t.Fatalf("poll %d: %d records", i, n)
+		}
+	}
+	if in.Exited() {
+		t.Fatal("the plugin exited")
+	}
+	for _, line := range strings.Split(in.Tail(), "\n") {
+		if len(line) > maxTailLine+len("…") {
+			t.Fatalf("a tail line of %d bytes", len(line))
+		}
+	}
+	if r := in.Shared(); r == nil || r.Size() != 1<<20 {
+		t.Fatalf("shared region %v", r)
 	}
 }
 
@@ -332,5 +369,26 @@ func TestCallerCancelLeavesPluginRunning(t *testing.T) {
 	}
 	if err := in.Ping(ctxT(t, 5*time.Second)); err != nil {
 		t.Errorf("Ping after a cancelled call: %v", err)
+	}
+}
+
+// breakLongLines passes every byte on, in order, with a newline inserted
+// after every maxStdoutLine bytes without one, however the reads split.
+func TestBreakLongLines(t *testing.T) {
+	in := strings.Repeat("x", 3*maxStdoutLine+5) + "\nshort\n" + strings.Repeat("y", maxStdoutLine) + "\nz"
+	for name, r := range map[string]func() io.Reader{
+		"whole":    func() io.Reader { return strings.NewReader(in) },
+		"one byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(in)) },
+		"halves":   func() io.Reader { return iotest.HalfReader(strings.NewReader(in)) },
+	} {
+		out, err := io.ReadAll(&breakLongLines{ReadCloser: io.NopCloser(r())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Repeat("x", maxStdoutLine) + "\n" + strings.Repeat("x", maxStdoutLine) + "\n" +
+			strings.Repeat("x", maxStdoutLine) + "\n" + "xxxxx\nshort\n" + strings.Repeat("y", maxStdoutLine) + "\n\nz"
+		if string(out) != want {
+			t.Errorf("%s: %d bytes out, want %d", name, len(out), len(want))
+		}
 	}
 }

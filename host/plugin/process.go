@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -66,7 +67,40 @@ func newProcess(path string, env []string, shared *os.File) (*process, error) {
 		_ = stdout.Close()
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
-	return &process{cmd: cmd, name: path, stdout: stdout, stderr: stderr, exited: make(chan struct{})}, nil
+	return &process{cmd: cmd, name: path, stdout: &breakLongLines{ReadCloser: stdout}, stderr: stderr, exited: make(chan struct{})}, nil
+}
+
+// maxStdoutLine is the longest line of a plugin's stdout go-plugin is
+// given, well under the 64 KiB at which its reader (a bufio.Scanner, which
+// reads the handshake and then drains stdout) gives up. Past that nothing
+// reads the pipe, and a plugin that writes more to its stdout blocks for
+// good: its calls then miss their deadlines.
+const maxStdoutLine = 32 << 10
+
+// breakLongLines passes a plugin's stdout on with a newline inserted after
+// every maxStdoutLine bytes without one.
+type breakLongLines struct {
+	io.ReadCloser
+	run int // bytes passed on since the last newline
+}
+
+func (b *breakLongLines) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if b.run >= maxStdoutLine {
+		p[0] = '\n'
+		b.run = 0
+		return 1, nil
+	}
+	p = p[:min(len(p), maxStdoutLine-b.run)]
+	n, err := b.ReadCloser.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		b.run = n - i - 1
+	} else {
+		b.run += n
+	}
+	return n, err
 }
 
 func (p *process) Start(context.Context) error {

@@ -7,15 +7,22 @@
 //	kill    SIGKILL itself
 //	hang    block forever, ignoring cancellation
 //	hang-stop  behave, but block forever in Stop
+//	exit0   os.Exit(0): a clean exit status, in the middle of the call
+//	noise   behave, but first write a 256 KiB line, binary garbage and
+//	        256 KiB of short lines to the raw stdout (after the
+//	        handshake) and stderr, and close descriptor 3 (the shared
+//	        memory, when the worker gave one)
 //
 // Every misbehaviour first prints "bad plugin: <mode> in <call>" on raw
 // stderr, so crash reports can be checked for the plugin's last words.
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -26,16 +33,31 @@ import (
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
-var rawStderr = os.Stderr
+// The process's own stdout and stderr: go-plugin's Serve points os.Stdout
+// and os.Stderr elsewhere.
+var rawStdout, rawStderr = os.Stdout, os.Stderr
 
 func misbehave(mode, call string) {
 	switch mode {
-	case "panic", "exit", "kill", "hang":
+	case "panic", "exit", "kill", "hang", "exit0", "noise":
 	default:
 		return
 	}
 	fmt.Fprintf(rawStderr, "bad plugin: %s in %s\n", mode, call)
 	switch mode {
+	case "exit0":
+		os.Exit(0)
+	case "noise":
+		long := bytes.Repeat([]byte("x"), 256<<10)
+		short := bytes.Repeat(append(bytes.Repeat([]byte("y"), 1023), '\n'), 256)
+		for _, f := range []*os.File{rawStdout, rawStderr} {
+			_, _ = f.Write(long)
+			_, _ = f.Write([]byte("\x00\xff\xfe garbage \x1b[31m\n"))
+			_, _ = f.Write(short)
+		}
+		if l, err := os.Readlink("/proc/self/fd/3"); err == nil && strings.HasPrefix(l, "/memfd:") {
+			_ = syscall.Close(3)
+		}
 	case "panic":
 		panic("bad plugin: boom in " + call)
 	case "exit":
