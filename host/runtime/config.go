@@ -132,10 +132,11 @@ type SourceConfig struct {
 	// MaxPollRecords and MaxPollBytes bound one Poll batch.
 	MaxPollRecords int
 	MaxPollBytes   int
-	// MaxInFlightBytes bounds the bytes (keys, values, headers; at least
-	// minRecordCharge a record) produced and not yet acknowledged by
-	// Kafka. When reached, the task stops polling until acknowledgements
-	// drain: a slow broker slows the plugin instead of growing memory.
+	// MaxInFlightBytes bounds the bytes (keys, values, headers, at least
+	// minRecordCharge a record, plus source partitions and offsets)
+	// produced and not yet acknowledged by Kafka. When reached, the task
+	// stops polling until acknowledgements drain: a slow broker slows the
+	// plugin instead of growing memory.
 	MaxInFlightBytes int64
 	Listener         Listener
 	Logger           hclog.Logger

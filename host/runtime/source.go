@@ -550,7 +550,9 @@ func (t *sourceTask) send(ctx context.Context, kr *kgo.Record, m *produced) erro
 		return nil
 	}
 	kr.Context = m
-	size := int64(recordSize(kr))
+	// The source partition and offset are held (in the answer's memory)
+	// until the record is acknowledged, as its key and value are.
+	size := int64(recordSize(kr) + len(m.c.partition) + len(m.c.offset))
 	for !t.tracker.tryProduce(m.h, size, t.cfg.MaxInFlightBytes) {
 		// No room: wait for acknowledgements (backpressure inside a batch).
 		if _, stopping, failure := t.snapshot(); stopping || failure != nil || ctx.Err() != nil {

@@ -157,3 +157,39 @@ func TestSourcePollMoreRecordsThanAskedFails(t *testing.T) {
 		t.Errorf("%d records acknowledged", got)
 	}
 }
+
+// Source offsets (and partitions) are held until their record is
+// acknowledged, so they count against MaxInFlightBytes: records that are
+// all offset are not polled without bound while Kafka does not answer.
+func TestSourceLargeOffsetsAreBoundedInFlight(t *testing.T) {
+	const offsetBytes = 16 << 10
+	ev := &events{}
+	f := newFakeSource(ev)
+	blob := strings.Repeat("x", offsetBytes)
+	f.gen = func(seq uint64) *data.SourceRecord {
+		r := defaultSourceRecord(seq)
+		r.Key, r.Value = data.Raw(nil), data.Raw(nil)
+		r.SourceOffset = map[string]any{"blob": blob}
+		return r
+	}
+	l := newRecListener()
+	cfg := sourceConfig(newCluster(t, 1, nil), f, newMemOffsets(ev), l)
+	// No broker answers: nothing is ever acknowledged.
+	cfg.ProducerOpts = []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	cfg.MaxInFlightBytes = 256 << 10
+	cfg.ShutdownTimeout = 200 * time.Millisecond
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTask(t, task)
+	l.await(t, "running")
+	time.Sleep(time.Second)
+	bound := cfg.MaxInFlightBytes/offsetBytes + int64(cfg.MaxPollRecords)
+	if got := f.handedOut(); got > uint64(bound) || got < uint64(cfg.MaxPollRecords) {
+		t.Fatalf("%d records polled with nothing acknowledged; want between %d and %d", got, cfg.MaxPollRecords, bound)
+	}
+	if b, n := task.(*sourceTask).tracker.inflight(); int64(n) > cfg.MaxInFlightBytes/offsetBytes+1 || b < int64(n)*offsetBytes {
+		t.Fatalf("%d records in flight, counted as %d bytes", n, b)
+	}
+}
