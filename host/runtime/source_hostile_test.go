@@ -193,3 +193,51 @@ func TestSourceLargeOffsetsAreBoundedInFlight(t *testing.T) {
 		t.Fatalf("%d records in flight, counted as %d bytes", n, b)
 	}
 }
+
+// Records the task cannot write fail it, naming the record's fault, before
+// anything is produced: no topic, a negative partition, a value the
+// converter does not take, a value that does not match its schema.
+func TestSourceUnwritableRecordsFail(t *testing.T) {
+	str := func(s string) *pluginv1.Value {
+		return &pluginv1.Value{Kind: &pluginv1.Value_StringValue{StringValue: s}}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(m *pluginv1.PollResponse)
+		want string
+	}{
+		{"no topic", func(m *pluginv1.PollResponse) { m.Records[0].Topic = "" }, "KAFKA_PRODUCE: record has no topic"},
+		{"negative partition", func(m *pluginv1.PollResponse) {
+			p := int32(-5)
+			m.Records[0].KafkaPartition = &p
+		}, "KAFKA_PRODUCE: invalid partition -5"},
+		{"value the converter refuses", func(m *pluginv1.PollResponse) {
+			m.Records[0].Value = &pluginv1.Data{Kind: &pluginv1.Data_Value{Value: &pluginv1.Value{Kind: &pluginv1.Value_IntValue{IntValue: 7}}}}
+		}, "VALUE_CONVERTER: prefixConverter: cannot convert int64"},
+		{"value not of its schema", func(m *pluginv1.PollResponse) {
+			m.Schemas = append(m.Schemas, &pluginv1.Schema{Type: pluginv1.SchemaType_SCHEMA_TYPE_INT32})
+			m.Records[0].Value = &pluginv1.Data{Schema: uint32(len(m.Schemas)), Kind: &pluginv1.Data_Value{Value: str("seven")}}
+		}, "poll: decode records: source record 0 (topic t): value:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, 1, map[string]int32{"t": 3})
+			ev := &events{}
+			f := newFakeSource(ev)
+			f.limit = 2
+			f.answer = rewrittenAnswer(tc.edit)
+			l := newRecListener()
+			task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := runTask(t, task)
+			l.await(t, "failed")
+			if err := wait(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run = %v, want %q", err, tc.want)
+			}
+			if got := task.(*sourceTask).tracker.acked(); got != 0 {
+				t.Errorf("%d records acknowledged", got)
+			}
+		})
+	}
+}
