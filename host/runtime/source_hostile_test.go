@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -239,5 +240,28 @@ func TestSourceUnwritableRecordsFail(t *testing.T) {
 				t.Errorf("%d records acknowledged", got)
 			}
 		})
+	}
+}
+
+// Sequence numbers that repeat or go backwards are refused, and the
+// refused answer enters nothing.
+func TestAckTrackerRefusesRepeatedSequences(t *testing.T) {
+	coords := []sourceCoords{{[]byte(`{"p":0}`), []byte(`{"o":1}`)}, {[]byte(`{"p":0}`), []byte(`{"o":2}`)}}
+	tr := newAckTracker()
+	if _, err := tr.add(5, coords, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, first := range []uint64{6, 5, 1} {
+		_, err := tr.add(first, coords, nil)
+		want := fmt.Sprintf("record sequence number %d does not follow 6", first)
+		if err == nil || err.Error() != want {
+			t.Fatalf("add(%d) = %v, want %q", first, err, want)
+		}
+	}
+	if n := tr.unsettled(); n != 2 {
+		t.Fatalf("%d records entered, want 2", n)
+	}
+	if _, err := tr.add(7, coords, nil); err != nil {
+		t.Fatalf("add(7): %v", err)
 	}
 }
