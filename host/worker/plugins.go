@@ -100,6 +100,10 @@ func (p *sourcePlugin) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wi
 	if p.shared == nil {
 		return nil, &wire.Error{Kind: wire.KindFatal, Message: "the plugin answered a poll through shared memory it had not accepted"}
 	}
+	if n := batch.Len(); n > 0 || resp.GetFirstSeq() != 0 {
+		// The records inline would be dropped unseen.
+		return nil, &wire.Error{Kind: wire.KindFatal, Message: fmt.Sprintf("the plugin answered a poll both through shared memory and inline (%d records)", n)}
+	}
 	// The answer is copied out of the region before the next Poll lets
 	// the plugin write it again, into the memory of a batch the task is
 	// done with, and read straight into records.

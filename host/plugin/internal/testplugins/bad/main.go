@@ -12,6 +12,10 @@
 //	        256 KiB of short lines to the raw stdout (after the
 //	        handshake) and stderr, and close descriptor 3 (the shared
 //	        memory, when the worker gave one)
+//	shared-unasked  answer Poll through shared memory, having declined
+//	        it at Start
+//	shared-and-inline  accept shared memory at Start, and answer Poll
+//	        with an empty batch in it plus a record inline
 //
 // Every misbehaviour first prints "bad plugin: <mode> in <call>" on raw
 // stderr, so crash reports can be checked for the plugin's last words.
@@ -117,13 +121,22 @@ type source struct {
 }
 
 func (s *source) Start(_ context.Context, req *pluginv1.SourceTaskStartRequest) (*pluginv1.SourceTaskStartResponse, error) {
-	s.set(req.GetConfig()["mode"])
-	return &pluginv1.SourceTaskStartResponse{}, nil
+	mode := req.GetConfig()["mode"]
+	s.set(mode)
+	return &pluginv1.SourceTaskStartResponse{SharedMemory: mode == "shared-and-inline" && req.GetSharedMemory() != nil}, nil
 }
 
 func (s *source) Poll(context.Context, *pluginv1.PollRequest) (*pluginv1.PollResponse, error) {
-	misbehave(s.get(), "poll")
-	return &pluginv1.PollResponse{FirstSeq: 1, Records: []*pluginv1.SourceRecord{{Topic: "bad"}}}, nil
+	mode := s.get()
+	misbehave(mode, "poll")
+	records := []*pluginv1.SourceRecord{{Topic: "bad"}}
+	switch mode {
+	case "shared-unasked":
+		return &pluginv1.PollResponse{Shared: &pluginv1.SharedBatch{Length: 16}}, nil
+	case "shared-and-inline":
+		return &pluginv1.PollResponse{Shared: &pluginv1.SharedBatch{}, FirstSeq: 1, Records: records}, nil
+	}
+	return &pluginv1.PollResponse{FirstSeq: 1, Records: records}, nil
 }
 
 func (s *source) Stop(context.Context, *pluginv1.StopRequest) (*pluginv1.StopResponse, error) {
