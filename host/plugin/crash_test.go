@@ -134,6 +134,20 @@ func TestNoisyPluginIsServed(t *testing.T) {
 	}
 }
 
+// The worker receives no message larger than its bound, whatever the
+// plugin sends: the call fails, naming the sizes.
+func TestAnswerOverTheBoundFails(t *testing.T) {
+	defer func(n int) { maxReceiveBytes = n }(maxReceiveBytes)
+	maxReceiveBytes = 1 << 20
+	m, _ := newManager(t, Options{})
+	in := startBad(t, m, "source", "big")
+	_, err := in.SourceTask().Poll(ctxT(t, 10*time.Second), &pluginv1.PollRequest{MaxRecords: 10})
+	we := wantKind(t, err, wire.KindFatal)
+	if !strings.Contains(we.Message, "larger than max") || !strings.Contains(we.Message, "vs. 1048576") {
+		t.Fatalf("error %v", err)
+	}
+}
+
 func TestHangIsKilledAtDeadline(t *testing.T) {
 	m, _ := newManager(t, Options{CallTimeout: 400 * time.Millisecond})
 	// Warm up gRPC's lazily started goroutines before counting.

@@ -154,7 +154,7 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 		SyncStdout:      syncedOutput(in.tail, outLog, "stdout"),
 		SyncStderr:      syncedOutput(in.tail, outLog, "stderr"),
 		Logger:          log,
-		GRPCDialOptions: append(wire.DialOptions(), grpc.WithChainUnaryInterceptor(in.intercept)),
+		GRPCDialOptions: append(wire.DialOptions(), grpc.WithChainUnaryInterceptor(in.intercept), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReceiveBytes))),
 	})
 
 	// go-plugin's Start has no context: run it aside and kill the process
@@ -241,6 +241,12 @@ func (m *Manager) env(spec Spec) []string {
 	}
 	return env
 }
+
+// maxReceiveBytes bounds what the worker receives from a plugin in one
+// message (answers, and go-plugin's stream of a Go plugin's output): the
+// contract's bound, which go-plugin's own default (2 GiB) would lift.
+// Tests lower it.
+var maxReceiveBytes = wire.MaxMessageBytes
 
 // serveWorker starts the Worker callback service on its own unix socket.
 // It must exist before the plugin's Start call names its target.

@@ -12,6 +12,7 @@
 //	        256 KiB of short lines to the raw stdout (after the
 //	        handshake) and stderr, and close descriptor 3 (the shared
 //	        memory, when the worker gave one)
+//	big     answer Poll with a record of a 2 MiB value
 //	shared-unasked  answer Poll through shared memory, having declined
 //	        it at Start
 //	shared-and-inline  accept shared memory at Start, and answer Poll
@@ -135,6 +136,8 @@ func (s *source) Poll(context.Context, *pluginv1.PollRequest) (*pluginv1.PollRes
 		return &pluginv1.PollResponse{Shared: &pluginv1.SharedBatch{Length: 16}}, nil
 	case "shared-and-inline":
 		return &pluginv1.PollResponse{Shared: &pluginv1.SharedBatch{}, FirstSeq: 1, Records: records}, nil
+	case "big":
+		records[0].Value = &pluginv1.Data{Kind: &pluginv1.Data_Raw{Raw: make([]byte, 2<<20)}}
 	}
 	return &pluginv1.PollResponse{FirstSeq: 1, Records: records}, nil
 }
