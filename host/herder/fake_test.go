@@ -53,6 +53,9 @@ type fakeInstances struct {
 	// they start; taskRuns records when each task's runners were built.
 	failRuns map[string]int
 	taskRuns map[string][]time.Time
+	// failTrace, when set for a task, is the plugin trace its failures
+	// carry (a *wire.Error's Trace).
+	failTrace map[string]string
 	// validateErr, when set, is the plugin's answer to a validate call.
 	validateErr func(cfg map[string]string) error
 }
@@ -66,6 +69,7 @@ func newFakeInstances() *fakeInstances {
 		hangStart: make(chan struct{}),
 		failRuns:  map[string]int{},
 		taskRuns:  map[string][]time.Time{},
+		failTrace: map[string]string{},
 	}
 }
 
@@ -132,7 +136,12 @@ func (f *fakeInstances) NewTask(_ context.Context, spec herder.TaskSpec, l herde
 	f.taskRuns[spec.ID.String()] = append(f.taskRuns[spec.ID.String()], time.Now())
 	if f.failRuns[spec.ID.String()] > 0 {
 		f.failRuns[spec.ID.String()]--
-		t.fail <- fmt.Errorf("start %d of %s failed on purpose", f.taskStarts[spec.ID.String()], spec.ID)
+		msg := fmt.Sprintf("start %d of %s failed on purpose", f.taskStarts[spec.ID.String()], spec.ID)
+		if tr := f.failTrace[spec.ID.String()]; tr != "" {
+			t.fail <- &wire.Error{Kind: wire.KindFatal, Message: msg, Trace: tr}
+		} else {
+			t.fail <- errors.New(msg)
+		}
 	}
 	return t, nil
 }
@@ -238,7 +247,11 @@ func (t *fakeTask) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case err := <-t.fail:
-		t.l.OnFailed(err, "task trace line")
+		trace := "task trace line"
+		if we := (*wire.Error)(nil); errors.As(err, &we) && we.Trace != "" {
+			trace = we.Trace
+		}
+		t.l.OnFailed(err, trace)
 		return err
 	}
 }

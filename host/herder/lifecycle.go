@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
@@ -471,9 +472,31 @@ func wireTrace(err error) string {
 	return ""
 }
 
+// joinTrace is the trace a FAILED status carries: the error's message and
+// the plugin's trace, cut to maxTraceBytes.
 func joinTrace(msg, trace string) string {
-	if trace == "" || strings.Contains(msg, trace) {
-		return msg
+	if trace != "" && !strings.Contains(msg, trace) {
+		msg += "\n" + trace
 	}
-	return msg + "\n" + trace
+	return capTrace(msg)
+}
+
+// maxTraceBytes bounds a status trace. Both come from the plugin, which may
+// send megabytes; a status record is written to the status topic, whose
+// records Kafka takes up to about 1 MB (message.max.bytes), and a record it
+// refuses would leave the FAILED status unwritten. JSON escaping can make a
+// trace up to six times longer (control characters), so a sixth of that.
+const maxTraceBytes = 160 << 10
+
+// capTrace cuts s to maxTraceBytes on a character boundary and says how
+// much was cut.
+func capTrace(s string) string {
+	if len(s) <= maxTraceBytes {
+		return s
+	}
+	cut := maxTraceBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n... (%d more bytes of the trace cut)", len(s)-cut)
 }
