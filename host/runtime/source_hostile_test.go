@@ -32,15 +32,19 @@ func rewrittenAnswer(edit func(m *pluginv1.PollResponse)) func(uint64, []*data.S
 	}
 }
 
-// Sequence numbers never repeat within a process: an answer whose last
-// sequence number would wrap around past 2^64-1 (and so let the next
-// answer start over at 1) fails the task before any record is produced.
-func TestSourcePollSequenceOverflowFails(t *testing.T) {
+// runFailingAnswers runs a task on a fake whose answers (at most limit
+// records each; 0: the fake's default) are rewritten by edit, waits for the
+// task to fail, checks that no record was acknowledged, and returns the
+// task's error.
+func runFailingAnswers(t *testing.T, limit int, edit func(m *pluginv1.PollResponse)) error {
+	t.Helper()
 	c := newCluster(t, 1, map[string]int32{"t": 3})
 	ev := &events{}
 	f := newFakeSource(ev)
-	f.limit = 2
-	f.answer = rewrittenAnswer(func(m *pluginv1.PollResponse) { m.FirstSeq = math.MaxUint64 })
+	if limit > 0 {
+		f.limit = uint64(limit)
+	}
+	f.answer = rewrittenAnswer(edit)
 	l := newRecListener()
 	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
 	if err != nil {
@@ -49,12 +53,39 @@ func TestSourcePollSequenceOverflowFails(t *testing.T) {
 	wait := runTask(t, task)
 	l.await(t, "failed")
 	err = wait()
+	if got := task.(*sourceTask).tracker.acked(); got != 0 {
+		t.Errorf("%d records acknowledged", got)
+	}
+	return err
+}
+
+// runUnacknowledged runs a task on f against a broker that never answers,
+// so nothing is ever acknowledged, for a second, and returns it.
+func runUnacknowledged(t *testing.T, f *fakeSource, ev *events, maxInFlight int64) (*sourceTask, SourceConfig) {
+	t.Helper()
+	l := newRecListener()
+	cfg := sourceConfig(newCluster(t, 1, nil), f, newMemOffsets(ev), l)
+	cfg.ProducerOpts = []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	cfg.MaxInFlightBytes = maxInFlight
+	cfg.ShutdownTimeout = 200 * time.Millisecond
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTask(t, task)
+	l.await(t, "running")
+	time.Sleep(time.Second)
+	return task.(*sourceTask), task.(*sourceTask).cfg
+}
+
+// Sequence numbers never repeat within a process: an answer whose last
+// sequence number would wrap around past 2^64-1 (and so let the next
+// answer start over at 1) fails the task before any record is produced.
+func TestSourcePollSequenceOverflowFails(t *testing.T) {
+	err := runFailingAnswers(t, 2, func(m *pluginv1.PollResponse) { m.FirstSeq = math.MaxUint64 })
 	want := "record sequence numbers from 18446744073709551615 for 2 records run past the largest"
 	if wire.KindOf(err) != wire.KindFatal || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Run = %v (kind %v), want %q", err, wire.KindOf(err), want)
-	}
-	if got := task.(*sourceTask).tracker.acked(); got != 0 {
-		t.Errorf("%d records acknowledged", got)
 	}
 }
 
@@ -110,24 +141,12 @@ func TestSourceEmptyRecordsAreBoundedInFlight(t *testing.T) {
 		r.Key, r.Value = data.Raw(nil), data.Raw(nil)
 		return r
 	}
-	l := newRecListener()
-	cfg := sourceConfig(newCluster(t, 1, nil), f, newMemOffsets(ev), l)
-	// No broker answers: nothing is ever acknowledged.
-	cfg.ProducerOpts = []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
-	cfg.MaxInFlightBytes = 64 << 10
-	cfg.ShutdownTimeout = 200 * time.Millisecond
-	task, err := NewSourceTask(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runTask(t, task)
-	l.await(t, "running")
-	time.Sleep(time.Second)
+	task, cfg := runUnacknowledged(t, f, ev, 64<<10)
 	bound := cfg.MaxInFlightBytes/minRecordCharge + int64(cfg.MaxPollRecords)
 	if got := f.handedOut(); got > uint64(bound) || got < uint64(cfg.MaxPollRecords) {
 		t.Fatalf("%d records polled with nothing acknowledged; want between %d and %d", got, cfg.MaxPollRecords, bound)
 	}
-	if _, n := task.(*sourceTask).tracker.inflight(); int64(n) > cfg.MaxInFlightBytes/minRecordCharge {
+	if _, n := task.tracker.inflight(); int64(n) > cfg.MaxInFlightBytes/minRecordCharge {
 		t.Fatalf("%d records in flight", n)
 	}
 }
@@ -136,26 +155,12 @@ func TestSourceEmptyRecordsAreBoundedInFlight(t *testing.T) {
 // naming the count, before any record is produced (the worker's plugin
 // adapter does not even decode it: wire.ReceivePollAtMost).
 func TestSourcePollMoreRecordsThanAskedFails(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"t": 3})
-	ev := &events{}
-	f := newFakeSource(ev)
-	f.answer = rewrittenAnswer(func(m *pluginv1.PollResponse) {
+	err := runFailingAnswers(t, 0, func(m *pluginv1.PollResponse) {
 		m.Records = append(m.Records, m.Records[len(m.Records)-1])
 	})
-	l := newRecListener()
-	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait := runTask(t, task)
-	l.await(t, "failed")
-	err = wait()
 	want := "poll: the answer has 101 records, more than the 100 asked for"
 	if wire.KindOf(err) != wire.KindInvalid || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Run = %v (kind %v), want %q", err, wire.KindOf(err), want)
-	}
-	if got := task.(*sourceTask).tracker.acked(); got != 0 {
-		t.Errorf("%d records acknowledged", got)
 	}
 }
 
@@ -173,24 +178,12 @@ func TestSourceLargeOffsetsAreBoundedInFlight(t *testing.T) {
 		r.SourceOffset = map[string]any{"blob": blob}
 		return r
 	}
-	l := newRecListener()
-	cfg := sourceConfig(newCluster(t, 1, nil), f, newMemOffsets(ev), l)
-	// No broker answers: nothing is ever acknowledged.
-	cfg.ProducerOpts = []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
-	cfg.MaxInFlightBytes = 256 << 10
-	cfg.ShutdownTimeout = 200 * time.Millisecond
-	task, err := NewSourceTask(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runTask(t, task)
-	l.await(t, "running")
-	time.Sleep(time.Second)
+	task, cfg := runUnacknowledged(t, f, ev, 256<<10)
 	bound := cfg.MaxInFlightBytes/offsetBytes + int64(cfg.MaxPollRecords)
 	if got := f.handedOut(); got > uint64(bound) || got < uint64(cfg.MaxPollRecords) {
 		t.Fatalf("%d records polled with nothing acknowledged; want between %d and %d", got, cfg.MaxPollRecords, bound)
 	}
-	if b, n := task.(*sourceTask).tracker.inflight(); int64(n) > cfg.MaxInFlightBytes/offsetBytes+1 || b < int64(n)*offsetBytes {
+	if b, n := task.tracker.inflight(); int64(n) > cfg.MaxInFlightBytes/offsetBytes+1 || b < int64(n)*offsetBytes {
 		t.Fatalf("%d records in flight, counted as %d bytes", n, b)
 	}
 }
@@ -221,23 +214,8 @@ func TestSourceUnwritableRecordsFail(t *testing.T) {
 		}, "poll: decode records: source record 0 (topic t): value:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster(t, 1, map[string]int32{"t": 3})
-			ev := &events{}
-			f := newFakeSource(ev)
-			f.limit = 2
-			f.answer = rewrittenAnswer(tc.edit)
-			l := newRecListener()
-			task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
-			if err != nil {
-				t.Fatal(err)
-			}
-			wait := runTask(t, task)
-			l.await(t, "failed")
-			if err := wait(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if err := runFailingAnswers(t, 2, tc.edit); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Run = %v, want %q", err, tc.want)
-			}
-			if got := task.(*sourceTask).tracker.acked(); got != 0 {
-				t.Errorf("%d records acknowledged", got)
 			}
 		})
 	}
