@@ -114,6 +114,8 @@ type fakeSource struct {
 	stopHang   bool
 	// pollHook runs at the start of each Poll.
 	pollHook func(req *pluginv1.PollRequest)
+	// quickEmpty makes empty answers come at once, ignoring the timeout.
+	quickEmpty bool
 	// answer, when set, makes the Poll answer of the records handed out
 	// (the first with sequence number first), in place of answer.
 	answer func(first uint64, recs []*data.SourceRecord) (*wire.PollBatch, error)
@@ -220,6 +222,9 @@ func (f *fakeSource) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire
 	f.mu.Unlock()
 	if len(recs) == 0 {
 		wait := min(time.Duration(req.TimeoutMs)*time.Millisecond, 20*time.Millisecond)
+		if f.quickEmpty {
+			wait = 0
+		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():

@@ -51,6 +51,9 @@ type sourceTask struct {
 	// producer's goroutine; hctx ends them when the run ends.
 	handlers sync.WaitGroup
 	hctx     context.Context
+	// quickEmpty counts the answers in a row that came back empty well
+	// before the Poll's timeout (loop goroutine only): see pollOnce.
+	quickEmpty int
 }
 
 // NewSourceTask validates cfg and returns the task; Run starts it.
@@ -262,6 +265,36 @@ func (t *sourceTask) loop(ctx context.Context) error {
 	}
 }
 
+// A plugin is to wait up to timeout_ms for a first record. One that
+// answers at once with nothing, again and again (a plugin that ignores the
+// timeout), would have the task poll it in a tight loop, a core of the
+// worker's spent on nothing. From the second such answer in a row the task
+// waits before the next Poll: quickEmptyBackoff, doubling up to
+// maxQuickEmptyBackoff. An answer with records, or an empty one that took
+// a quarter of the timeout or more, ends the streak.
+const (
+	quickEmptyBackoff    = 10 * time.Millisecond
+	maxQuickEmptyBackoff = 100 * time.Millisecond
+)
+
+// backOffQuickEmpty counts an empty answer that took took and waits as
+// above; Pause, Stop and failures end the wait.
+func (t *sourceTask) backOffQuickEmpty(ctx context.Context, took time.Duration) {
+	if t.cfg.PollTimeout <= 0 || took >= t.cfg.PollTimeout/4 {
+		t.quickEmpty = 0
+		return
+	}
+	t.quickEmpty++
+	if t.quickEmpty < 2 {
+		return
+	}
+	if t.quickEmpty == 2 {
+		t.log.Warn("the plugin answers polls at once with no records, not waiting for the poll timeout; polling it with a backoff",
+			"answered_in", took, "poll_timeout", t.cfg.PollTimeout)
+	}
+	t.wait(ctx, min(quickEmptyBackoff<<min(t.quickEmpty-2, 4), maxQuickEmptyBackoff), false)
+}
+
 // minPollRoom is the room under MaxInFlightBytes a Poll needs: a quarter
 // of the bound (or one full batch, if smaller), so that a task at its bound
 // does not poll for a record or two each time one is acknowledged.
@@ -304,6 +337,7 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 	// are not lost between a cancelled call and a live plugin.
 	pctx, done := t.interruptible(ctx, false, 0)
 	cctx, cancel := context.WithTimeout(pctx, t.cfg.PollTimeout+t.cfg.CallTimeout)
+	asked := time.Now()
 	batch, err := t.plugin.Poll(cctx, req)
 	cancel()
 	interrupted := pctx.Err() != nil
@@ -327,8 +361,10 @@ func (t *sourceTask) pollOnce(ctx context.Context) error {
 		// batches are the garbage collector's.
 		batch.Release()
 		t.dropPooled()
+		t.backOffQuickEmpty(ctx, time.Since(asked))
 		return nil
 	}
+	t.quickEmpty = 0
 	if batch.FirstSeq() == 0 {
 		return &wire.Error{Kind: wire.KindFatal, Message: "poll: a batch with records has first_seq 0 (sequence numbers start at 1)"}
 	}

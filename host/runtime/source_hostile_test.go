@@ -243,3 +243,43 @@ func TestAckTrackerRefusesRepeatedSequences(t *testing.T) {
 		t.Fatalf("add(7): %v", err)
 	}
 }
+
+// A plugin that answers every Poll at once with nothing, ignoring the
+// timeout, is polled with a backoff rather than in a tight loop; records it
+// gives later still flow at once, and Stop does not wait out a backoff.
+func TestSourceQuickEmptyAnswersBackOff(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 1
+	f.quickEmpty = true
+	l := newRecListener()
+	cfg := sourceConfig(c, f, newMemOffsets(ev), l)
+	cfg.PollTimeout = time.Second
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	st := task.(*sourceTask)
+	eventually(t, "the first record acknowledged", func() bool { return st.tracker.acked() == 1 })
+	before := f.pollCount()
+	time.Sleep(time.Second)
+	// At most 100 ms between polls once the backoff is at its cap: about
+	// 14 polls in the second, where a tight loop makes thousands.
+	if n := f.pollCount() - before; n > 30 || n < 5 {
+		t.Fatalf("%d polls in a second of empty answers, want 5 to 30", n)
+	}
+	f.mu.Lock()
+	f.limit = 301
+	f.mu.Unlock()
+	eventually(t, "the later records acknowledged", func() bool { return st.tracker.acked() == 301 })
+	stopped := time.Now()
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(stopped); d > time.Second {
+		t.Fatalf("Stop took %s", d)
+	}
+}
