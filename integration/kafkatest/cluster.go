@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -305,12 +306,22 @@ func writeProperties(path string, props map[string]string) error {
 
 // newClusterID makes a Kafka Uuid: 16 random bytes, URL-safe base64 without
 // padding (what `kafka-storage random-uuid` prints), saving a JVM start.
-func newClusterID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("cluster id: %w", err)
+func newClusterID() (string, error) { return clusterIDFrom(rand.Reader) }
+
+// clusterIDFrom is newClusterID reading its bytes from r. Like Kafka's own
+// Uuid.randomUuid it draws again when the id starts with '-' (one time in
+// 64): kafka-storage would take `--cluster-id -xyz` for a missing value and
+// another option, and the format would fail.
+func clusterIDFrom(r io.Reader) (string, error) {
+	for {
+		var b [16]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return "", fmt.Errorf("cluster id: %w", err)
+		}
+		if id := base64.RawURLEncoding.EncodeToString(b[:]); id[0] != '-' {
+			return id, nil
+		}
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 func freePorts(n int) ([]int, error) {

@@ -1,6 +1,7 @@
 package kafkatest
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -109,6 +110,24 @@ func TestNewClusterID(t *testing.T) {
 	raw, err := base64.RawURLEncoding.DecodeString(a)
 	if len(a) != 22 || err != nil || len(raw) != 16 || a == b {
 		t.Fatalf("cluster ids %q %q (decoded %d bytes, %v)", a, b, len(raw), err)
+	}
+}
+
+// An id starting with '-' would read as an option to kafka-storage: the
+// first 16 bytes here encode to "-..." (0xf8: the first six bits are 62),
+// so the id comes from the next 16.
+func TestClusterIDNeverStartsWithDash(t *testing.T) {
+	first := append([]byte{0xf8}, bytes.Repeat([]byte{1}, 15)...)
+	second := bytes.Repeat([]byte{2}, 16)
+	if dashed := base64.RawURLEncoding.EncodeToString(first); dashed[0] != '-' {
+		t.Fatalf("the first draw encodes to %q, not a dash", dashed)
+	}
+	id, err := clusterIDFrom(bytes.NewReader(append(first, second...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := base64.RawURLEncoding.EncodeToString(second); id != want {
+		t.Fatalf("id %q, want %q (the second draw)", id, want)
 	}
 }
 
