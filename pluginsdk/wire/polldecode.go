@@ -52,6 +52,9 @@ type PollBatch struct {
 	msg       *pluginv1.PollResponse
 	converted bool
 	err       error
+	// undecoded: an answer of more records than asked for, left as bytes
+	// (undecodedBatch).
+	undecoded bool
 	// mem, from pool, holds the answer's bytes and the decoded records
 	// until Release.
 	pool *PollPool
@@ -269,18 +272,25 @@ func (r *SharedRegion) TakePollPooled(ref *pluginv1.SharedBatch, pool *PollPool)
 // record count; Records reports the excess.
 func (r *SharedRegion) TakePollPooledAtMost(ref *pluginv1.SharedBatch, pool *PollPool, maxRecords int) (*PollBatch, error) {
 	if pool == nil {
-		if maxRecords > 0 {
-			// Counted in the copy: the plugin may write the region
-			// meanwhile.
-			b, err := r.copyOut(ref)
-			if err != nil {
-				return nil, err
-			}
-			if over := tooManyRecords(b, maxRecords); over != nil {
-				return over, nil
-			}
+		if maxRecords <= 0 {
+			return r.TakePoll(ref)
 		}
-		return r.TakePoll(ref)
+		// Counted in the copy: the plugin may write the region meanwhile.
+		b, err := r.copyOut(ref)
+		if err != nil {
+			return nil, err
+		}
+		if pb, ok := fusedPollBatchInto(b, nil, maxRecords); ok {
+			return pb, nil
+		}
+		if over := tooManyRecords(b, maxRecords); over != nil {
+			return over, nil
+		}
+		pb, err := decodePollBatch(b)
+		if err != nil {
+			return nil, fmt.Errorf("decode shared batch (%d bytes): %w", len(b), err)
+		}
+		return pb, nil
 	}
 	var m *pollMem
 	b, err := r.copyOutWith(ref, func(b []byte) []byte {
@@ -296,13 +306,11 @@ func (r *SharedRegion) TakePollPooledAtMost(ref *pluginv1.SharedBatch, pool *Pol
 	if err != nil {
 		return nil, err
 	}
-	if maxRecords > 0 {
-		if over := tooManyRecords(b, maxRecords); over != nil {
+	if pb, ok := fusedPollBatchInto(b, m, maxRecords); ok {
+		if pb.undecoded {
 			pool.put(m) // the slabs are untouched, the copy unused
-			return over, nil
+			return pb, nil
 		}
-	}
-	if pb, ok := fusedPollBatchInto(b, m); ok {
 		pb.pool, pb.mem = pool, m
 		return pb, nil
 	}
@@ -310,6 +318,10 @@ func (r *SharedRegion) TakePollPooledAtMost(ref *pluginv1.SharedBatch, pool *Pol
 	// declined: clear them before they go back (rare; all of them).
 	clear(m.store)
 	clear(m.coords)
+	if over := tooManyRecords(b, maxRecords); over != nil {
+		pool.put(m)
+		return over, nil
+	}
 	pb, err := decodePollBatch(b)
 	if err != nil {
 		pool.put(m) // nothing refers to the copy
@@ -323,9 +335,13 @@ func (r *SharedRegion) TakePollPooledAtMost(ref *pluginv1.SharedBatch, pool *Pol
 }
 
 // tooManyRecords returns the undecoded batch of an answer b with more than
-// maxRecords records, or nil (fewer, or bytes that do not parse: decoding
-// reports those).
+// maxRecords records, or nil (fewer, no bound, or bytes that do not parse:
+// decoding reports those). Only for answers the fused decoder declined,
+// which counts the records itself.
 func tooManyRecords(b []byte, maxRecords int) *PollBatch {
+	if maxRecords <= 0 {
+		return nil
+	}
 	n, first := 0, uint64(0)
 	for rest := b; len(rest) > 0; {
 		num, typ, l := protowire.ConsumeField(rest)
@@ -343,7 +359,14 @@ func tooManyRecords(b []byte, maxRecords int) *PollBatch {
 	if n <= maxRecords {
 		return nil
 	}
-	return &PollBatch{firstSeq: first, n: n, converted: true,
+	return undecodedBatch(first, n, maxRecords)
+}
+
+// undecodedBatch is the batch of an answer of n records, more than the
+// maxRecords asked for, left undecoded: decoded, a record costs the worker
+// many times its encoded size.
+func undecodedBatch(first uint64, n, maxRecords int) *PollBatch {
+	return &PollBatch{firstSeq: first, n: n, converted: true, undecoded: true,
 		err: fmt.Errorf("the answer has %d records, more than the %d asked for; not decoded", n, maxRecords)}
 }
 
@@ -415,11 +438,13 @@ func checkJSONObject(b []byte) error {
 }
 
 // fusedPollBatch decodes b, or reports false for the two-step path.
-func fusedPollBatch(b []byte) (*PollBatch, bool) { return fusedPollBatchInto(b, nil) }
+func fusedPollBatch(b []byte) (*PollBatch, bool) { return fusedPollBatchInto(b, nil, 0) }
 
 // fusedPollBatchInto is fusedPollBatch with the records in m's slabs, when
-// m is not nil; their strings are then copies (see TakePollPooled).
-func fusedPollBatchInto(b []byte, m *pollMem) (*PollBatch, bool) {
+// m is not nil; their strings are then copies (see TakePollPooled). An
+// answer of more than maxRecords records (when positive) is not decoded:
+// its undecodedBatch, with m untouched.
+func fusedPollBatchInto(b []byte, m *pollMem, maxRecords int) (*PollBatch, bool) {
 	// The schema table may come anywhere in the message: read it, count
 	// the records and take first_seq, first.
 	var tableBuf [4]*pluginv1.Schema
@@ -446,6 +471,9 @@ func fusedPollBatchInto(b []byte, m *pollMem) (*PollBatch, bool) {
 		default:
 			return nil, false
 		}
+	}
+	if maxRecords > 0 && count > maxRecords {
+		return undecodedBatch(firstSeq, count, maxRecords), true
 	}
 	pb := &PollBatch{firstSeq: firstSeq, n: count}
 	dec, err := NewSchemaDecoder(table)

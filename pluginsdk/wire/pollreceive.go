@@ -57,14 +57,12 @@ func (c *pollCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	m.Reset()
 	// A copy the records alias and keep, as Codec's: never a pooled buffer.
 	b := materialize(data)
-	if c.maxRecords > 0 {
-		if over := tooManyRecords(b, c.maxRecords); over != nil {
-			m.FirstSeq = over.firstSeq
-			*c.into = over
-			return nil
-		}
+	pb, ok := fusedPollBatchInto(b, nil, c.maxRecords)
+	if !ok {
+		// The fused decoder declined before counting: count here.
+		pb = tooManyRecords(b, c.maxRecords)
 	}
-	if pb, ok := fusedPollBatch(b); ok {
+	if pb != nil {
 		m.FirstSeq = pb.firstSeq
 		*c.into = pb
 		return nil
