@@ -201,6 +201,7 @@ func DistributedDef() *def.Def {
 		Importance: def.Low, Group: groupDistributed, Doc: "Group sub-protocol: eager, compatible or sessioned."})
 	d.Define(def.Key{Name: ExactlyOnceSourceSupport, Type: def.String, Default: "disabled", Validator: def.CaseInsensitiveValidString("disabled", "preparing", "enabled"),
 		Importance: def.High, Group: groupDistributed, Doc: "Exactly-once support for source connectors (KIP-618): disabled, preparing or enabled."})
+	defineInterWorker(d)
 	return d
 }
 
@@ -285,6 +286,11 @@ func ParseWorker(props map[string]string, standalone bool) (*Worker, error) {
 			if err := checkListener(l); err != nil {
 				errs = append(errs, fmt.Errorf("Invalid value %s for configuration %s: %w", l, AdminListeners, err))
 			}
+		}
+		if !standalone {
+			// vals is set only when every property is valid on its own,
+			// so no problem is reported twice.
+			errs = append(errs, (&Worker{Values: vals}).InterWorker().crossCheck())
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -114,3 +114,84 @@ func TestWorkerIDFallsBackToListenerAndHost(t *testing.T) {
 		t.Fatalf("worker id %q, want %s:8083", id, host)
 	}
 }
+
+func distributedProps(kv ...string) map[string]string {
+	p := map[string]string{"key.converter": "K", "value.converter": "V", "group.id": "g",
+		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		p[kv[i]] = kv[i+1]
+	}
+	return p
+}
+
+// The inter.worker.* settings default to Kafka's and come out typed.
+func TestInterWorkerDefaults(t *testing.T) {
+	w, err := ParseWorker(distributedProps(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iw := w.InterWorker()
+	if iw.KeyAlgorithm != "HmacSHA256" || iw.KeyBits != 0 || iw.KeySize() != 256 || iw.KeyTTL != time.Hour ||
+		iw.SignatureAlgorithm != "HmacSHA256" || len(iw.VerificationAlgorithms) != 1 || iw.VerificationAlgorithms[0] != "HmacSHA256" {
+		t.Fatalf("defaults %+v", iw)
+	}
+	if err := iw.Check(); err != nil {
+		t.Fatal(err)
+	}
+	w, err = ParseWorker(distributedProps(InterWorkerKeyGenerationAlgorithm, "HmacSHA512", InterWorkerKeySize, "128",
+		InterWorkerKeyTTLMs, "1500", InterWorkerSignatureAlgorithm, "HmacSHA1", InterWorkerVerificationAlgorithms, "HmacSHA256,HmacSHA1"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iw = w.InterWorker()
+	if iw.KeyAlgorithm != "HmacSHA512" || iw.KeySize() != 128 || iw.KeyTTL != 1500*time.Millisecond || iw.SignatureAlgorithm != "HmacSHA1" || len(iw.VerificationAlgorithms) != 2 {
+		t.Fatalf("settings %+v", iw)
+	}
+	if b := (InterWorker{KeyAlgorithm: "HmacSHA1"}).KeySize(); b != 512 {
+		t.Fatalf("HmacSHA1 default key size %d, want the JVM's 512", b)
+	}
+}
+
+// Unknown algorithms, bad key sizes and a signature algorithm the
+// verifiers refuse are refused, each naming its property.
+func TestInterWorkerRefusals(t *testing.T) {
+	for _, c := range []struct {
+		kv   []string
+		want string
+	}{
+		{[]string{InterWorkerKeyGenerationAlgorithm, "HmacMD4"}, "Invalid value HmacMD4 for configuration inter.worker.key.generation.algorithm: Algorithm HmacMD4 not available"},
+		{[]string{InterWorkerSignatureAlgorithm, "Foo"}, "Invalid value Foo for configuration inter.worker.signature.algorithm: Algorithm Foo not available"},
+		{[]string{InterWorkerVerificationAlgorithms, "HmacSHA256,Bar"}, "Invalid value Bar for configuration inter.worker.verification.algorithms: Algorithm Bar not available"},
+		{[]string{InterWorkerVerificationAlgorithms, ""}, "Invalid value [] for configuration inter.worker.verification.algorithms: At least one signature verification algorithm must be provided"},
+		{[]string{InterWorkerKeySize, "100"}, "Invalid value 100 for configuration inter.worker.key.size: Key size must be a positive multiple of 8 bits"},
+		{[]string{InterWorkerKeySize, "0"}, "Invalid value 0 for configuration inter.worker.key.size"},
+		{[]string{InterWorkerKeyTTLMs, "-1"}, "Invalid value -1 for configuration inter.worker.key.ttl.ms"},
+		{[]string{InterWorkerSignatureAlgorithm, "HmacSHA512"}, "Invalid value HmacSHA512 for configuration inter.worker.signature.algorithm: Signature algorithm must be present in inter.worker.verification.algorithms list"},
+	} {
+		_, err := ParseWorker(distributedProps(c.kv...), false)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.kv, err, c.want)
+		}
+		if err != nil && strings.Count(err.Error(), "inter.worker") > 2 {
+			t.Errorf("%v: a problem reported more than once: %v", c.kv, err)
+		}
+	}
+	// Standalone workers do not know the keys at all.
+	if _, err := ParseWorker(map[string]string{"key.converter": "K", "value.converter": "V", "offset.storage.file.filename": "f",
+		InterWorkerSignatureAlgorithm: "Foo"}, true); err != nil {
+		t.Fatalf("standalone: %v", err)
+	}
+	// Settings built by hand get the same checks.
+	bad := DefaultInterWorker()
+	bad.VerificationAlgorithms = []string{"HmacSHA1"}
+	bad.KeyBits = 12
+	err := bad.Check()
+	for _, want := range []string{"Signature algorithm must be present", "configuration inter.worker.key.size"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check: %v, want %q", err, want)
+		}
+	}
+	if h, ok := MAC("hmacsha256"); !ok || h().Size() != 32 {
+		t.Fatal("JCA names are case-insensitive")
+	}
+}
