@@ -96,14 +96,22 @@ type Config struct {
 	Logger   hclog.Logger
 	// Now is the leader's clock for the assignor; time.Now when nil.
 	Now func() time.Time
+	// InterWorker is the worker's inter.worker.* settings (KIP-507). The
+	// member does not use them: signing is on exactly when the group runs
+	// the sessioned protocol, so they travel with the group settings to the
+	// distributed herder, which signs and checks requests. Nil: Kafka
+	// Connect's defaults.
+	InterWorker *config.InterWorker
 }
 
 // FromWorker fills the group settings of a distributed worker config:
-// group.id, connect.protocol, the three timeouts and
-// scheduled.rebalance.max.delay.ms. Client, URL, Handler and Logger are the
-// caller's.
+// group.id, connect.protocol, the three timeouts,
+// scheduled.rebalance.max.delay.ms and the inter.worker.* settings. Client,
+// URL, Handler and Logger are the caller's.
 func FromWorker(w *config.Worker) Config {
+	iw := w.InterWorker()
 	return Config{
+		InterWorker:       &iw,
 		GroupID:           w.String(config.GroupID),
 		Protocol:          Protocol(strings.ToLower(w.String(config.ConnectProtocol))),
 		SessionTimeout:    w.Millis(config.SessionTimeoutMs),

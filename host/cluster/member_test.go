@@ -768,6 +768,8 @@ func TestFromWorker(t *testing.T) {
 		"key.converter": "K", "value.converter": "V", "group.id": "g",
 		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s",
 		"connect.protocol": "COMPATIBLE", "session.timeout.ms": "7000", "scheduled.rebalance.max.delay.ms": "0",
+		"inter.worker.key.ttl.ms": "2500", "inter.worker.signature.algorithm": "HmacSHA512",
+		"inter.worker.verification.algorithms": "HmacSHA512,HmacSHA256",
 	}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -776,5 +778,9 @@ func TestFromWorker(t *testing.T) {
 	if c.GroupID != "g" || c.Protocol != Compatible || c.SessionTimeout != 7*time.Second ||
 		c.HeartbeatInterval != 3*time.Second || c.RebalanceTimeout != time.Minute || c.MaxDelay != 0 {
 		t.Fatalf("config %+v", c)
+	}
+	if iw := c.InterWorker; iw == nil || iw.KeyTTL != 2500*time.Millisecond || iw.SignatureAlgorithm != "HmacSHA512" ||
+		iw.KeyAlgorithm != "HmacSHA256" || len(iw.VerificationAlgorithms) != 2 {
+		t.Fatalf("inter.worker settings %+v", c.InterWorker)
 	}
 }
