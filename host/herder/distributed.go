@@ -2,6 +2,7 @@ package herder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/sluice-io/sluice/host/cluster"
+	"github.com/sluice-io/sluice/host/config"
 	"github.com/sluice-io/sluice/host/storage"
 )
 
@@ -29,6 +31,8 @@ type DistributedOptions struct {
 	URL string
 	// Group configures the group membership; its Client, URL, Handler and
 	// Logger are filled by the herder when empty (Client from GroupClient).
+	// Its InterWorker settings configure request signing (KIP-507), on
+	// while the group runs the sessioned protocol.
 	Group cluster.Config
 	// ConfigLog and StatusLog are the config and status topics' logs; the
 	// herder builds and starts the stores on them. Offsets (in
@@ -59,6 +63,13 @@ type Distributed struct {
 	// member is set by Start; before, the worker is in no group.
 	member atomic.Pointer[cluster.Member]
 	fwd    forwarder
+	// signer signs and checks internal requests; protocol is the group's
+	// sub-protocol as of the last round (the configured one before):
+	// requests are signed only under Sessioned.
+	signer   *Signer
+	protocol atomic.Pointer[cluster.Protocol]
+	// keyKick wakes the session key loop (sessionkey.go).
+	keyKick chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -101,6 +112,14 @@ func NewDistributed(opts DistributedOptions) (*Distributed, error) {
 	if opts.ForwardTimeout <= 0 {
 		opts.ForwardTimeout = 90 * time.Second
 	}
+	iw := config.DefaultInterWorker()
+	if opts.Group.InterWorker != nil {
+		iw = *opts.Group.InterWorker
+	}
+	signer, err := NewSigner(iw)
+	if err != nil {
+		return nil, fmt.Errorf("distributed herder: %w", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Distributed{
 		opts:         opts,
@@ -108,12 +127,19 @@ func NewDistributed(opts DistributedOptions) (*Distributed, error) {
 		in:           opts.Instances,
 		log:          opts.Logger,
 		fwd:          forwarder{client: &http.Client{}},
+		signer:       signer,
+		keyKick:      make(chan struct{}, 1),
 		ctx:          ctx,
 		cancel:       cancel,
 		kick:         make(chan struct{}, 1),
 		known:        map[string]bool{},
 		activeTopics: map[string]map[string]bool{},
 	}
+	proto := opts.Group.Protocol
+	if proto == "" {
+		proto = cluster.Sessioned
+	}
+	d.protocol.Store(&proto)
 	d.work.init()
 	d.statusQ.init()
 	d.SetWorkerID(opts.WorkerID)
@@ -192,10 +218,14 @@ func (d *Distributed) Start(ctx context.Context) error {
 	d.mu.Unlock()
 
 	d.member.Store(m)
-	d.wg.Add(3)
+	d.wg.Add(4)
 	go func() {
 		defer d.wg.Done()
 		d.runMember()
+	}()
+	go func() {
+		defer d.wg.Done()
+		d.keyLoop()
 	}()
 	go func() {
 		defer d.wg.Done()
@@ -556,20 +586,72 @@ func (d *Distributed) TaskConfigs(_ context.Context, name string) ([]TaskInfo, e
 	return out, nil
 }
 
-// PutTaskConfigs is the internal POST /connectors/{c}/tasks: a follower
+// PutTaskConfigs is the internal POST /connectors/{c}/tasks: a worker
 // that runs a connector sends the task configs it generated to the leader,
-// which writes them.
-func (d *Distributed) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
+// which writes them. configs is req.Body decoded. While the group runs the
+// sessioned protocol the request's signature is checked first, before the
+// leader is looked for or the connector is (KIP-507); a worker that is not
+// the leader then forwards req.Body and the signature headers unchanged.
+func (d *Distributed) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string, req InternalRequest) error {
+	if d.signing() {
+		if err := d.signer.Verify(d.config.Snapshot().SessionKey(), req); err != nil {
+			return err
+		}
+	}
 	local, base, fwd, err := d.leader(ctx)
 	if err != nil {
 		return err
 	}
 	if !local {
-		fctx, cancel := d.forwardCtx(ctx)
-		defer cancel()
-		_, err := d.fwd.do(fctx, base, http.MethodPost, connectorPath(name, "tasks"), nil, fwd, configs, nil)
+		return d.sendTaskConfigs(ctx, base, fwd, name, req)
+	}
+	return d.writeTaskConfigs(ctx, name, configs)
+}
+
+// publishConfigs hands task configs this worker's connector generated to
+// the leader: written here when this worker leads, otherwise sent to the
+// leader, signed under the sessioned protocol. With no session key read yet
+// nothing is sent unsigned: the error makes the caller retry.
+func (d *Distributed) publishConfigs(ctx context.Context, name string, configs []map[string]string) error {
+	local, base, fwd, err := d.leader(ctx)
+	if err != nil {
 		return err
 	}
+	if local {
+		return d.writeTaskConfigs(ctx, name, configs)
+	}
+	body, err := json.Marshal(configs)
+	if err != nil {
+		return fmt.Errorf("encode task configs of %s: %w", name, err)
+	}
+	req := InternalRequest{Body: body}
+	if d.signing() {
+		if req, err = d.signer.Sign(d.config.Snapshot().SessionKey(), body); err != nil {
+			return err
+		}
+	}
+	return d.sendTaskConfigs(ctx, base, fwd, name, req)
+}
+
+func (d *Distributed) sendTaskConfigs(ctx context.Context, base, fwd, name string, req InternalRequest) error {
+	var h http.Header
+	if req.Signature != "" || req.Algorithm != "" {
+		h = http.Header{}
+		h.Set(HeaderSignature, req.Signature)
+		h.Set(HeaderSignatureAlgorithm, req.Algorithm)
+	}
+	body := req.Body
+	if body == nil {
+		body = []byte{}
+	}
+	fctx, cancel := d.forwardCtx(ctx)
+	defer cancel()
+	_, err := d.fwd.send(fctx, base, http.MethodPost, connectorPath(name, "tasks"), nil, fwd, body, h, nil)
+	return err
+}
+
+// writeTaskConfigs writes task configs on the leader.
+func (d *Distributed) writeTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
 	if !d.config.Snapshot().Contains(name) {
 		return Errorf(ErrNotFound, "Connector %s not found", name)
 	}

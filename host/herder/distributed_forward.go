@@ -63,6 +63,20 @@ type forwarder struct {
 // its status maps to, with the remote message, so the caller answers as the
 // remote did.
 func (f *forwarder) do(ctx context.Context, base, method, path string, query url.Values, forward string, body, out any) (int, error) {
+	var raw []byte
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, fmt.Errorf("forward %s %s: encode body: %w", method, path, err)
+		}
+		raw = b
+	}
+	return f.send(ctx, base, method, path, query, forward, raw, nil, out)
+}
+
+// send is do with the body as bytes (nil: none), sent exactly as given,
+// and extra headers: a signed request keeps its body and signature.
+func (f *forwarder) send(ctx context.Context, base, method, path string, query url.Values, forward string, body []byte, header http.Header, out any) (int, error) {
 	u, err := url.Parse(strings.TrimRight(base, "/") + path)
 	if err != nil {
 		return 0, fmt.Errorf("forward %s %s to %s: %w", method, path, base, err)
@@ -75,15 +89,16 @@ func (f *forwarder) do(ctx context.Context, base, method, path string, query url
 	u.RawQuery = q.Encode()
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, fmt.Errorf("forward %s %s: encode body: %w", method, path, err)
-		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
 		return 0, fmt.Errorf("forward %s %s to %s: %w", method, path, base, err)
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -128,7 +143,7 @@ func kindOfStatus(status int) error {
 	case http.StatusForbidden:
 		return ErrForbidden
 	case http.StatusServiceUnavailable:
-		return ErrStarting
+		return ErrUnavailable
 	}
 	return nil
 }

@@ -120,6 +120,7 @@ func (d *Distributed) OnRevoked(_ context.Context, a cluster.Assignment) {
 
 // OnAssigned implements cluster.Handler.
 func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
+	d.setProtocol(a.Protocol)
 	if a.Error != 0 {
 		d.log.Info("config offsets differ in the group; reading the config topic to the end", "leader_offset", a.ConfigOffset)
 		if err := d.config.Refresh(ctx); err != nil {
@@ -150,6 +151,8 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	if a.IsLeader {
 		d.cleanDeletedStatuses(a.Generation)
 	}
+	// A new leader writes a session key if there is none or it is stale.
+	d.kickKeys()
 	d.reconcileNow()
 }
 
@@ -253,7 +256,17 @@ func (l configListener) RestartRequested(req storage.RestartRequest) {
 	d.reconcileNow()
 }
 
-func (configListener) SessionKeyUpdated(storage.SessionKey)       {}
+// SessionKeyUpdated: requests are signed and checked with the new key from
+// now on (it is read from the snapshot when needed). The leader's key loop
+// reschedules its rotation; a connector waiting for a key to send its task
+// configs tries again.
+func (l configListener) SessionKeyUpdated(k storage.SessionKey) {
+	d := l.d
+	d.log.Debug("session key read", "algorithm", k.Algorithm, "created", time.UnixMilli(k.CreationTimestamp).UTC())
+	d.kickKeys()
+	d.reconcileNow()
+}
+
 func (configListener) LoggerLevelChanged(namespace, level string) {}
 
 // reconcileNow asks the reconcile loop for a pass.
@@ -581,7 +594,7 @@ func (d *Distributed) publishTaskConfigs(ctx context.Context, dc *dconn, snap *s
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := d.PutTaskConfigs(wctx, dc.name, cfgs); err != nil {
+	if err := d.publishConfigs(wctx, dc.name, cfgs); err != nil {
 		return fmt.Errorf("write task configs of %s: %w", dc.name, err)
 	}
 	d.log.Info("task configs written", "connector", dc.name, "tasks", len(cfgs))

@@ -199,10 +199,14 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrBadRequest → 400.
 	ErrBadRequest = errors.New("bad request")
-	// ErrForbidden → 403 (e.g. topic tracking disabled).
+	// ErrForbidden → 403 (e.g. topic tracking disabled, an internal
+	// request whose signature does not match).
 	ErrForbidden = errors.New("forbidden")
 	// ErrStarting → 503 from /health while the worker starts.
 	ErrStarting = errors.New("starting")
+	// ErrUnavailable → 503: the worker cannot serve the request yet (an
+	// internal request arrived before any session key was read).
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // Error is a herder error with the exact message Kafka Connect answers.

@@ -8,7 +8,8 @@
 // (decode.go, strictly), calls the herder, and maps the herder's errors to
 // HTTP in one place (errors.go): herder.ErrNotFound → 404,
 // ErrAlreadyExists and ErrConflict → 409, ErrBadRequest → 400, ErrForbidden
-// → 403, ErrStarting → 503, anything else → 500, with the herder's message.
+// → 403, ErrStarting and ErrUnavailable → 503, anything else → 500, with
+// the herder's message.
 // Config values pass through untouched: placeholders such as
 // ${file:/path:key} and PASSWORD values are stored and answered as the
 // herder has them; nothing here resolves or masks them.

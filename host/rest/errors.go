@@ -92,7 +92,7 @@ func kindStatus(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, herder.ErrForbidden):
 		return http.StatusForbidden
-	case errors.Is(err, herder.ErrStarting):
+	case errors.Is(err, herder.ErrStarting), errors.Is(err, herder.ErrUnavailable):
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError

@@ -40,7 +40,7 @@ func (s *Server) connectorRoutes(e *echo.Echo) {
 
 	// The internal endpoints belong to distributed mode: POST
 	// /connectors/{c}/tasks takes a follower's task configs when the herder
-	// is a TaskConfigWriter (requests are not signed yet, KIP-507), and
+	// is a TaskConfigWriter (which checks their KIP-507 signature), and
 	// answers 404 like an unknown route otherwise (not 405, which the GET on
 	// the same path would otherwise cause). PUT /connectors/{c}/fence
 	// (zombie fencing, KIP-618) is not served.
