@@ -43,6 +43,10 @@ type dEnv struct {
 	opts []kgo.Opt
 	// resolver is the herders' config provider resolver (nil: none).
 	resolver *configprovider.Resolver
+	// group, when set, changes the group settings of every herder started.
+	group func(*cluster.Config)
+	// urls are the REST URLs of the herders started withREST, by name.
+	urls map[string]string
 }
 
 func newDEnv(t *testing.T) *dEnv {
@@ -52,7 +56,7 @@ func newDEnv(t *testing.T) *dEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	e := &dEnv{t: t, c: c, opts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}}
+	e := &dEnv{t: t, c: c, opts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, urls: map[string]string{}}
 	cl, err := kgo.NewClient(e.opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +98,13 @@ func (e *dEnv) start(name string, in *fakeInstances, withREST bool) *herder.Dist
 		t.Fatal(err)
 	}
 	t.Cleanup(gcl.Close)
+	group := cluster.Config{
+		Client: gcl, GroupID: dGroup,
+		SessionTimeout: 1500 * time.Millisecond, HeartbeatInterval: 250 * time.Millisecond, RebalanceTimeout: 3 * time.Second,
+	}
+	if e.group != nil {
+		e.group(&group)
+	}
 	h, err := herder.NewDistributed(herder.DistributedOptions{
 		StandaloneOptions: herder.StandaloneOptions{
 			WorkerID:            name,
@@ -105,11 +116,8 @@ func (e *dEnv) start(name string, in *fakeInstances, withREST bool) *herder.Dist
 			Logger:              testLogger(name),
 			Resolver:            e.resolver,
 		},
-		URL: "http://" + name + "/",
-		Group: cluster.Config{
-			Client: gcl, GroupID: dGroup,
-			SessionTimeout: 1500 * time.Millisecond, HeartbeatInterval: 250 * time.Millisecond, RebalanceTimeout: 3 * time.Second,
-		},
+		URL:       "http://" + name + "/",
+		Group:     group,
 		ConfigLog: logConf(dConfigTopic),
 		StatusLog: logConf(dStatusTopic),
 	})
@@ -124,6 +132,7 @@ func (e *dEnv) start(name string, in *fakeInstances, withREST bool) *herder.Dist
 		hs := httptest.NewServer(srv.Handler())
 		t.Cleanup(hs.Close)
 		h.SetURL(hs.URL + "/")
+		e.urls[name] = hs.URL
 	}
 	if err := h.Start(ctxT(t)); err != nil {
 		t.Fatal(err)
