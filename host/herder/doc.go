@@ -75,9 +75,14 @@
 // parameter (distributed_forward.go). Pause and resume are target-state
 // records any worker writes; restarts are restart-connector records the
 // owners act on, and a task restart is forwarded to the task's owner
-// through the leader. While a config change waits for its rebalance,
-// configuration reads and restarts answer 409 (stale configuration); with
-// no known leader, forwarded writes answer 409 (no known leader URL).
+// through the leader. Under the sessioned protocol the internal task-config
+// request is signed (KIP-507, signing.go and sessionkey.go): the leader
+// writes and rotates the session key, the sender signs the body bytes, the
+// receiver checks the signature before anything else, and a follower
+// forwards a signed request unchanged. While a config change waits for its
+// rebalance, configuration reads and restarts answer 409 (stale
+// configuration); with no known leader, forwarded writes answer 409 (no
+// known leader URL).
 //
 // A reconcile pass (distributed_work.go) makes what runs here match the
 // assignment and the config topic: owned connectors run unless STOPPED

@@ -7,7 +7,9 @@
 // target state surviving a restart of the whole cluster, the internal
 // topics holding Kafka Connect's records, a 4th worker joining with only the
 // moved tasks stopping and no gap in any task's sequence, and three rounds
-// of rolling bounces (clean, then hard) as Kafka's test_bounce.
+// of rolling bounces (clean, then hard) as Kafka's test_bounce, and the
+// internal task-configs endpoint refusing unsigned and badly signed
+// requests under the sessioned protocol (KIP-507).
 //
 // Run with `go test -tags integration ./integration/distributed/`; the
 // sluice binary is bin/sluice (make build) or $SLUICE_BIN, the bundled
