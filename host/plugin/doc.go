@@ -31,8 +31,9 @@
 //   - Sockets live in the worker's socket directory (Options.SocketDir): one
 //     go-plugin directory per process (PLUGIN_UNIX_SOCKET_DIR) and, when
 //     Spec.Worker is set, the Worker callback service at worker-<n>.sock,
-//     whose target the instance reports as WorkerTarget. The directory is
-//     private (0700). An instance removes its sockets when it ends, crash
+//     whose target the instance reports as WorkerTarget; it admits only the
+//     plugin process and processes it started (peer credentials). The
+//     directory is private (0700). An instance removes its sockets when it ends, crash
 //     included; New clears what a dead worker left, Close clears the rest.
 //
 // # Environment

@@ -262,13 +262,37 @@ func (in *Instance) serveWorker(seq uint64) error {
 	in.worker = srv
 	in.workerTarget = "unix://" + sock
 	in.workerServed = make(chan struct{})
+	plis := &peerListener{Listener: lis, allow: in.ownPeer, refuse: func(why string) {
+		in.log.Warn("refused a connection to the task's worker callback service", "reason", why)
+	}}
 	go func() {
 		defer close(in.workerServed)
-		if err := srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		if err := srv.Serve(plis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			in.log.Error("worker callback service stopped", "error", err)
 		}
 	}()
 	return nil
+}
+
+// ownPeer admits a connection to the Worker callback service only from the
+// instance's plugin process or a process it started (see peerListener).
+// Before the process has started, nothing is admitted.
+func (in *Instance) ownPeer(c net.Conn) (bool, string) {
+	pid, err := peerPid(c)
+	if errors.Is(err, errNoPeerCredentials) {
+		return true, ""
+	}
+	if err != nil {
+		return false, fmt.Sprintf("peer credentials: %v", err)
+	}
+	p := in.starting()
+	if p == nil || p.getPid() == 0 {
+		return false, fmt.Sprintf("process %d connected before the plugin process started", pid)
+	}
+	if root := p.getPid(); !descendsFrom(pid, root) {
+		return false, fmt.Sprintf("process %d is not the plugin process %d or one it started", pid, root)
+	}
+	return true, ""
 }
 
 // startError turns go-plugin's start failures into messages that say what
