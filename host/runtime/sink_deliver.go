@@ -487,10 +487,17 @@ func (t *sinkTask) afterPut(ctx context.Context, b *sinkBatch, err error) error 
 
 // dropPending removes the records of partitions the task no longer reads
 // from where they left off (revoked or rewound) from the pending and the
-// staged batch. Holds mu.
+// staged batch. A pending batch left empty no longer holds the partitions
+// paused: as Kafka Connect's pausedForRedelivery ends with its batch, they
+// resume (but those the plugin or the herder paused), or the task would
+// wait for a redelivery that never comes. Holds mu.
 func (t *sinkTask) dropPending(drop func(topicPartition) bool) {
 	if t.pending != nil && t.trim(t.pending, drop) {
 		t.pending = nil
+		if t.retryPaused {
+			t.retryPaused = false
+			t.applyPauses()
+		}
 	}
 	if t.staged != nil && t.trim(t.staged, drop) {
 		t.staged = nil
