@@ -588,9 +588,11 @@ type fakeSink struct {
 	region *wire.SharedRegion
 	shared int
 	// putHook runs on every Put with the call number (from 1) and may fail
-	// it; preCommit answers PreCommit (nil: the offsets as offered).
-	putHook   func(ctx context.Context, call int, recs []*data.SinkRecord) error
-	preCommit func(offered []*pluginv1.PartitionOffset) []*pluginv1.PartitionOffset
+	// it; preCommit answers PreCommit (nil: the offsets as offered), unless
+	// preCommitErr fails it.
+	putHook      func(ctx context.Context, call int, recs []*data.SinkRecord) error
+	preCommit    func(offered []*pluginv1.PartitionOffset) []*pluginv1.PartitionOffset
+	preCommitErr func(offered []*pluginv1.PartitionOffset) error
 
 	mu        sync.Mutex
 	worker    pluginv1.WorkerServer
@@ -746,6 +748,11 @@ func (f *fakeSink) PreCommit(_ context.Context, req *pluginv1.PreCommitRequest) 
 		return nil, err
 	}
 	f.ev.add("precommit %s", offsetsString(req.Offsets))
+	if f.preCommitErr != nil {
+		if err := f.preCommitErr(req.Offsets); err != nil {
+			return nil, err
+		}
+	}
 	out := req.Offsets
 	if f.preCommit != nil {
 		out = f.preCommit(req.Offsets)

@@ -57,6 +57,12 @@ type sinkTask struct {
 	// offset of a rewind: what PreCommit is offered and the most a commit
 	// may reach.
 	delivered map[topicPartition]int64
+	// readFrom is, per partition, where the task began reading it since it
+	// was opened or the plugin last rewound it: the first record delivered
+	// (the consumer's position at assignment), or the rewind's offset.
+	// With the offsets the task committed since, it is Kafka Connect's
+	// lastCommittedOffsets, where a failed PreCommit sends it back.
+	readFrom map[topicPartition]int64
 	// commits: the offsets this task committed, and its commits in flight.
 	commits sinkCommits
 	// busyChecks counts the checks that found a due commit waiting for
@@ -93,6 +99,7 @@ func NewSinkTask(cfg SinkConfig) (Task, error) {
 		log:          cfg.Logger,
 		assigned:     map[topicPartition]bool{},
 		delivered:    map[topicPartition]int64{},
+		readFrom:     map[topicPartition]int64{},
 		commits:      sinkCommits{committed: map[topicPartition]int64{}},
 		pluginPaused: map[topicPartition]bool{},
 		fetchPaused:  map[topicPartition]bool{},

@@ -471,9 +471,13 @@ func (t *sinkTask) afterPut(ctx context.Context, b *sinkBatch, err error) error 
 		return nil
 	}
 	for tp, off := range b.next {
-		if t.assigned[tp] {
-			t.delivered[tp] = off
+		if !t.assigned[tp] {
+			continue
 		}
+		if _, ok := t.readFrom[tp]; !ok {
+			t.readFrom[tp] = firstOffset(b.consumed, tp)
+		}
+		t.delivered[tp] = off
 	}
 	if t.pending == b {
 		t.pending = nil
@@ -483,6 +487,18 @@ func (t *sinkTask) afterPut(ctx context.Context, b *sinkBatch, err error) error 
 		t.applyPauses()
 	}
 	return nil
+}
+
+// firstOffset is the offset of the first of recs of tp; a batch with no
+// record of tp does not name it in next. Only the first delivery to a
+// partition since it was opened asks, so the walk is rare.
+func firstOffset(recs []*kgo.Record, tp topicPartition) int64 {
+	for _, r := range recs {
+		if r.Partition == tp.partition && r.Topic == tp.topic {
+			return r.Offset
+		}
+	}
+	return -1
 }
 
 // dropPending removes the records of partitions the task no longer reads
@@ -575,8 +591,8 @@ func (t *sinkTask) applyPauses() {
 // asynchronously (commitAsync: the task goes on polling and putting while
 // the group coordinator writes the offsets), the commit of partitions being
 // closed synchronously (closing). A PreCommit that fails rewinds the
-// partitions to their committed offsets (unless they are being closed);
-// only a dead plugin fails the task. Holds mu.
+// partitions to their last committed offsets (rewindToCommitted), unless
+// they are being closed; only a dead plugin fails the task. Holds mu.
 func (t *sinkTask) commit(ctx context.Context, tps []topicPartition, closing bool) error {
 	if tps == nil {
 		tps = t.assignedList()
@@ -691,6 +707,15 @@ func (c *sinkCommits) committedAt(tp topicPartition) (int64, bool) {
 	return off, ok
 }
 
+// rewound forgets the commit of tp: the plugin rewound it, and its last
+// committed offset is now the rewind's (readFrom), as in Kafka Connect, until
+// the next commit.
+func (c *sinkCommits) rewound(tp topicPartition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.committed, tp)
+}
+
 // forget drops what is known of tps, closed, and of commits in flight.
 func (c *sinkCommits) forget(tps []topicPartition) {
 	c.mu.Lock()
@@ -736,22 +761,27 @@ func (c *sinkCommits) done(epoch uint64, toCommit map[topicPartition]int64, resp
 	}
 }
 
-// rewindToCommitted moves the consumer of tps back to the group's committed
-// offsets (Kafka Connect's answer to a failed preCommit). Holds mu.
+// rewindToCommitted moves the consumer of tps back to their last committed
+// offsets (Kafka Connect's answer to a failed preCommit): those this task
+// committed, else where it began reading them (readFrom: the position at
+// assignment, as for a partition the group never committed, or a rewind
+// since). Holds mu.
 func (t *sinkTask) rewindToCommitted(tps []topicPartition) {
-	committed := t.client.CommittedOffsets()
 	set := map[string]map[int32]kgo.EpochOffset{}
 	rewound := map[topicPartition]bool{}
 	for _, tp := range tps {
-		eo, ok := committed[tp.topic][tp.partition]
-		if !ok || eo.Offset < 0 {
+		off, ok := t.commits.committedAt(tp)
+		if !ok {
+			off, ok = t.readFrom[tp]
+		}
+		if !ok || off < 0 {
 			continue
 		}
 		if set[tp.topic] == nil {
 			set[tp.topic] = map[int32]kgo.EpochOffset{}
 		}
-		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: eo.Offset}
-		t.delivered[tp] = eo.Offset
+		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: off}
+		t.delivered[tp] = off
 		rewound[tp] = true
 	}
 	if len(set) > 0 {
@@ -776,6 +806,7 @@ func (t *sinkTask) forget(tps []topicPartition) {
 		}
 		delete(t.assigned, tp)
 		delete(t.delivered, tp)
+		delete(t.readFrom, tp)
 		delete(t.pluginPaused, tp)
 		delete(t.fetchPaused, tp)
 	}

@@ -78,3 +78,97 @@ func TestSinkEmptiedRedeliveryResumes(t *testing.T) {
 		})
 	}
 }
+
+// A PreCommit that fails sends the partitions back to their last committed
+// offsets, and what was delivered since is delivered again (Kafka Connect
+// rewinds to lastCommittedOffsets). A partition the group never committed
+// goes back to where the task began reading it (Kafka Connect's position at
+// assignment), and one the plugin rewound to where it rewound it: the
+// plugin may have lost what it was given since, so nothing may be skipped.
+func TestSinkFailedPreCommitRedelivers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// committed: records committed before the failing PreCommit
+		// (0: none); rewind: a rewind before it (-1: none).
+		committed, rewind int
+		// from: where a-0 is read again after the failure.
+		from int
+	}{
+		{name: "never committed", rewind: -1, from: 0},
+		{name: "committed", committed: 10, rewind: -1, from: 10},
+		{name: "rewound after the commit", committed: 10, rewind: 4, from: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, 1, map[string]int32{"a": 1})
+			produceTo(t, c, "a", 0, 0, 10)
+			ev := &events{}
+			f := newFakeSink(ev)
+			var fail atomic.Bool
+			f.preCommitErr = func([]*pluginv1.PartitionOffset) error {
+				if fail.CompareAndSwap(true, false) {
+					return &wire.Error{Kind: wire.KindFatal, Message: "flush failed"}
+				}
+				return nil
+			}
+			task, err := NewSinkTask(sinkConfig(c, f, nil, "a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := runTask(t, task)
+			w := f.workerServer
+			eventually(t, "delivery", func() bool { return len(f.deliveredList()) == 10 })
+			total := 10
+			if tc.committed > 0 {
+				if _, err := w().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, "the commit", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == int64(tc.committed) })
+				produceTo(t, c, "a", 0, 10, 10)
+				total += 10
+				eventually(t, "delivery after the commit", func() bool { return len(f.deliveredList()) == total })
+			}
+			if tc.rewind >= 0 {
+				if _, err := w().Rewind(context.Background(), &pluginv1.RewindRequest{
+					Offsets: []*pluginv1.PartitionOffset{{Topic: "a", Partition: 0, Offset: int64(tc.rewind)}},
+				}); err != nil {
+					t.Fatal(err)
+				}
+				total += 20 - tc.rewind
+				eventually(t, "delivery after the rewind", func() bool { return len(f.deliveredList()) == total })
+			}
+			before := deliveredCounts(f.deliveredList())
+			fail.Store(true)
+			if _, err := w().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			end := 10 + tc.committed
+			if tc.rewind >= 0 {
+				end = 20
+			}
+			total += end - tc.from
+			eventually(t, "the failed PreCommit", func() bool { return !fail.Load() })
+			deadline := time.Now().Add(3 * time.Second)
+			for len(f.deliveredList()) < total && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(100 * time.Millisecond)
+			after := deliveredCounts(f.deliveredList())
+			for o := range end {
+				want := before[fmt.Sprintf("a-0@%d", o)]
+				if o >= tc.from {
+					want++
+				}
+				if got := after[fmt.Sprintf("a-0@%d", o)]; got != want {
+					t.Errorf("a-0@%d delivered %d times, want %d", o, got, want)
+				}
+			}
+			task.Stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+			if got := committedOffsets(t, c, "connect-snk"); got["a-0"] != int64(end) {
+				t.Errorf("committed %v, want a-0=%d", got, end)
+			}
+		})
+	}
+}

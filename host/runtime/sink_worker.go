@@ -108,6 +108,8 @@ func (t *sinkTask) applyRequests() (commit bool) {
 				}
 				set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: off}
 				t.delivered[tp] = off
+				t.readFrom[tp] = off
+				t.commits.rewound(tp)
 				rewound[tp] = true
 			}
 			if len(set) > 0 {
