@@ -295,11 +295,16 @@ func (t *sinkTask) yieldToRebalance(ctx context.Context) {
 }
 
 // step applies what changed since the last batch: the plugin's requests,
-// the task's pause state, a due commit, a due redelivery. A staged batch
+// the task's pause state (pausing commits), a due commit, a due redelivery. A staged batch
 // is thrown away when the plugin asked for anything, the task is paused or
 // a batch waits for redelivery. Holds mu.
 func (t *sinkTask) step(ctx context.Context, paused bool) error {
 	commit := t.applyRequests()
+	if paused && !t.taskPaused {
+		// As Kafka Connect asks for a commit when a sink task pauses, the
+		// offsets delivered so far are committed now, not an interval on.
+		commit = true
+	}
 	t.taskPaused = paused
 	if paused || t.pending != nil {
 		t.discardStaged()

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -170,5 +171,36 @@ func TestSinkFailedPreCommitRedelivers(t *testing.T) {
 				t.Errorf("committed %v, want a-0=%d", got, end)
 			}
 		})
+	}
+}
+
+// Pausing the task commits what was delivered, as Kafka Connect asks for a
+// commit when a sink task pauses, rather than an interval later.
+func TestSinkPauseCommits(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 10)
+	ev := &events{}
+	f := newFakeSink(ev)
+	l := newRecListener()
+	task, err := NewSinkTask(sinkConfig(c, f, l, "a")) // commits an hour apart
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "delivery", func() bool { return len(f.deliveredList()) == 10 })
+	if n := ev.lastIndex("precommit"); n >= 0 {
+		t.Fatalf("a commit before the pause: %v", ev.list())
+	}
+	task.Pause()
+	l.await(t, "paused")
+	eventually(t, "the commit on pause", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 10 })
+	task.Resume()
+	l.await(t, "running")
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(strings.Join(ev.list(), "\n"), "precommit"); n != 2 {
+		t.Errorf("%d PreCommits, want 2 (pause, stop): %v", n, ev.list())
 	}
 }
