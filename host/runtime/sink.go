@@ -83,6 +83,10 @@ type sinkTask struct {
 	retryPaused bool
 	backoff     time.Duration
 	nextFlush   time.Time
+	// skippedBefore are the records the error handler skipped in a staged
+	// batch that was thrown away: read again, they are skipped without a
+	// second report (Kafka Connect reads, and reports, each record once).
+	skippedBefore map[recordAt]bool
 	// closed: the partitions were closed for good (stop or failure); the
 	// callbacks that closing the consumer triggers leave the plugin alone.
 	closed bool

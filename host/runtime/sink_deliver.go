@@ -35,6 +35,15 @@ type sinkBatch struct {
 	next map[topicPartition]int64
 	// bytes is the size of consumed, as recordBytes counts it.
 	bytes int
+	// skipped are the consumed records the error handler skipped: they
+	// were reported (logged, dead-lettered) as they joined.
+	skipped []*kgo.Record
+}
+
+// recordAt names a consumed record.
+type recordAt struct {
+	tp     topicPartition
+	offset int64
 }
 
 // room is how many more records, and bytes of them, the batch may take; a
@@ -134,13 +143,23 @@ func (t *sinkTask) deliverPipelined(ctx context.Context, b *sinkBatch) error {
 
 // discardStaged throws the staged batch away and sets the consumer back to
 // its first record of every partition still open, so those records are
-// polled again. Holds mu; no rebalance may run (the task holds records).
+// polled again; those the error handler skipped are remembered
+// (skippedBefore), so that they are reported once. Holds mu; no rebalance
+// may run (the task holds records).
 func (t *sinkTask) discardStaged() {
 	b := t.staged
 	if b == nil {
 		return
 	}
 	t.staged = nil
+	for _, r := range b.skipped {
+		if tp := (topicPartition{r.Topic, r.Partition}); t.assigned[tp] {
+			if t.skippedBefore == nil {
+				t.skippedBefore = map[recordAt]bool{}
+			}
+			t.skippedBefore[recordAt{tp, r.Offset}] = true
+		}
+	}
 	set := map[string]map[int32]kgo.EpochOffset{}
 	for _, r := range b.consumed {
 		if !t.assigned[topicPartition{r.Topic, r.Partition}] {
@@ -211,8 +230,12 @@ func (t *sinkTask) convertMore(ctx context.Context, b *sinkBatch, recs []*kgo.Re
 			sr := &store[start+i]
 			dropped, stage, err := t.prepare(kr, sr)
 			if err != nil {
-				if dropped, err = t.recover(ctx, kr, sr, stage, err); err != nil {
+				var skipped bool
+				if dropped, skipped, err = t.recover(ctx, kr, sr, stage, err); err != nil {
 					return nil, err
+				}
+				if skipped {
+					b.skipped = append(b.skipped, kr)
 				}
 			}
 			if dropped || encErr != nil {
@@ -252,14 +275,23 @@ func (t *sinkTask) prepare(kr *kgo.Record, sr *data.SinkRecord) (dropped bool, s
 
 // recover hands a record that failed at stage to the error handler, with a
 // retry of prepare. It reports whether the record is left out of the batch
-// (skipped, or dropped by a transform once a retry got through); an error
-// fails the task.
-func (t *sinkTask) recover(ctx context.Context, kr *kgo.Record, sr *data.SinkRecord, stage Stage, err error) (bool, error) {
+// (dropped: skipped, or dropped by a transform once a retry got through)
+// and whether the handler skipped it; an error fails the task. A record
+// the handler skipped in a staged batch that was thrown away
+// (skippedBefore) is skipped again without a second report.
+func (t *sinkTask) recover(ctx context.Context, kr *kgo.Record, sr *data.SinkRecord, stage Stage, err error) (dropped, skipped bool, _ error) {
 	err = fmt.Errorf("%s: record %s-%d@%d: %w", stage, kr.Topic, kr.Partition, kr.Offset, err)
 	if t.cfg.Errors == nil {
-		return false, err
+		return false, false, err
 	}
-	passed, dropped := false, false
+	if len(t.skippedBefore) > 0 {
+		at := recordAt{topicPartition{kr.Topic, kr.Partition}, kr.Offset}
+		if t.skippedBefore[at] {
+			delete(t.skippedBefore, at)
+			return true, true, nil
+		}
+	}
+	passed := false
 	retry := func(context.Context) (Stage, error) {
 		var st Stage
 		var e error
@@ -269,11 +301,11 @@ func (t *sinkTask) recover(ctx context.Context, kr *kgo.Record, sr *data.SinkRec
 	}
 	if herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: stage, Err: err, Consumed: kr, Retry: retry}); herr != nil {
 		if ctx.Err() != nil {
-			return false, errStopped
+			return false, false, errStopped
 		}
-		return false, herr
+		return false, false, herr
 	}
-	return !passed || dropped, nil
+	return !passed || dropped, !passed, nil
 }
 
 // encodeError fails a batch a record of which cannot be encoded.
@@ -479,6 +511,12 @@ func (t *sinkTask) afterPut(ctx context.Context, b *sinkBatch, err error) error 
 		}
 		t.delivered[tp] = off
 	}
+	for at := range t.skippedBefore {
+		// Read again and passed by (a failure that did not recur).
+		if off, ok := t.delivered[at.tp]; ok && at.offset < off {
+			delete(t.skippedBefore, at)
+		}
+	}
 	if t.pending == b {
 		t.pending = nil
 	}
@@ -503,7 +541,8 @@ func firstOffset(recs []*kgo.Record, tp topicPartition) int64 {
 
 // dropPending removes the records of partitions the task no longer reads
 // from where they left off (revoked or rewound) from the pending and the
-// staged batch. A pending batch left empty no longer holds the partitions
+// staged batch, and forgets which of theirs were skipped (skippedBefore):
+// read anew, they are handled anew, as in Kafka Connect. A pending batch left empty no longer holds the partitions
 // paused: as Kafka Connect's pausedForRedelivery ends with its batch, they
 // resume (but those the plugin or the herder paused), or the task would
 // wait for a redelivery that never comes. Holds mu.
@@ -517,6 +556,11 @@ func (t *sinkTask) dropPending(drop func(topicPartition) bool) {
 	}
 	if t.staged != nil && t.trim(t.staged, drop) {
 		t.staged = nil
+	}
+	for at := range t.skippedBefore {
+		if drop(at.tp) {
+			delete(t.skippedBefore, at)
+		}
 	}
 }
 
@@ -536,6 +580,9 @@ func (t *sinkTask) trim(b *sinkBatch, drop func(topicPartition) bool) (empty boo
 		}
 	}
 	b.consumed = slices.DeleteFunc(slices.Clone(b.consumed), func(r *kgo.Record) bool {
+		return drop(topicPartition{r.Topic, r.Partition})
+	})
+	b.skipped = slices.DeleteFunc(slices.Clone(b.skipped), func(r *kgo.Record) bool {
 		return drop(topicPartition{r.Topic, r.Partition})
 	})
 	b.bytes = recordBytes(b.consumed)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -202,5 +203,67 @@ func TestSinkPauseCommits(t *testing.T) {
 	}
 	if n := strings.Count(strings.Join(ev.list(), "\n"), "precommit"); n != 2 {
 		t.Errorf("%d PreCommits, want 2 (pause, stop): %v", n, ev.list())
+	}
+}
+
+// A record the error handler skipped (reported: logged, dead-lettered) is
+// reported once, as in Kafka Connect, though the batch it was read in while
+// a Put ran is thrown away and read again (here the plugin asks to resume
+// a partition meanwhile): read again, it is skipped without a second
+// report, and its offset still counts.
+func TestSinkSkippedRecordReportedOnceAcrossRereads(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 20)
+	f := newFakeSink(&events{})
+	var asked atomic.Bool
+	f.putHook = func(_ context.Context, call int, _ []*data.SinkRecord) error {
+		if call == 1 {
+			time.Sleep(200 * time.Millisecond) // the next batch is read and converted meanwhile
+			asked.Store(true)
+			_, err := f.workerServer().Resume(context.Background(), &pluginv1.PartitionsRequest{Partitions: []*pluginv1.TopicPartition{{Topic: "a", Partition: 0}}})
+			return err
+		}
+		return nil
+	}
+	h := &retryingHandler{reports: 1}
+	cfg := smallBatches(sinkConfig(c, f, nil, "a"), 5)
+	cfg.Errors = h
+	var converted7 atomic.Int32
+	cfg.Transforms = transformFunc(func(r *data.Record) (*data.Record, error) {
+		if r.Value == "a-0-7" {
+			converted7.Add(1)
+			return nil, errors.New("cannot transform")
+		}
+		return r, nil
+	})
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "delivery", func() bool { return deliveredCounts(f.deliveredList())["a-0@19"] == 1 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if converted7.Load() < 2 {
+		t.Fatalf("a-0@7 went through the transform %d times; the test wants it read again", converted7.Load())
+	}
+	seen, _ := h.list()
+	if len(seen) != 1 || seen[0].Consumed.Offset != 7 {
+		t.Errorf("%d reports, want one of a-0@7: %+v", len(seen), seen)
+	}
+	counts := deliveredCounts(f.deliveredList())
+	for o := range 20 {
+		want := 1
+		if o == 7 {
+			want = 0
+		}
+		if got := counts[fmt.Sprintf("a-0@%d", o)]; got != want {
+			t.Errorf("a-0@%d delivered %d times, want %d", o, got, want)
+		}
+	}
+	if got := committedOffsets(t, c, "connect-snk"); got["a-0"] != 20 {
+		t.Errorf("committed %v, want a-0=20", got)
 	}
 }
