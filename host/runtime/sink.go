@@ -299,9 +299,12 @@ func (t *sinkTask) yieldToRebalance(ctx context.Context) {
 }
 
 // step applies what changed since the last batch: the plugin's requests,
-// the task's pause state (pausing commits), a due commit, a due redelivery. A staged batch
-// is thrown away when the plugin asked for anything, the task is paused or
-// a batch waits for redelivery. Holds mu.
+// the task's pause state (pausing commits), a due commit, a due
+// redelivery. A staged batch is thrown away when the plugin asked for
+// anything, the task is paused or a batch waits for redelivery. What the
+// plugin asks while the commit's PreCommit runs (a rewind after a failed
+// flush, a pause) applies before anything more is put, as Kafka Connect
+// applies rewinds at the start of the poll that follows a commit. Holds mu.
 func (t *sinkTask) step(ctx context.Context, paused bool) error {
 	commit := t.applyRequests()
 	if paused && !t.taskPaused {
@@ -310,10 +313,6 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 		commit = true
 	}
 	t.taskPaused = paused
-	if paused || t.pending != nil {
-		t.discardStaged()
-	}
-	t.applyPauses()
 	if commit || !time.Now().Before(t.nextFlush) {
 		if t.commits.busy() {
 			// As Kafka Connect does, no commit starts while the
@@ -331,8 +330,15 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 			if err := t.commit(ctx, nil, false); err != nil {
 				return err
 			}
+			// A commit asked for during this one is dropped, as Kafka
+			// Connect clears the request once it has committed.
+			t.applyRequests()
 		}
 	}
+	if paused || t.pending != nil {
+		t.discardStaged()
+	}
+	t.applyPauses()
 	if t.pending != nil && !paused && !time.Now().Before(t.retryAt) {
 		return t.deliver(ctx, t.pending)
 	}

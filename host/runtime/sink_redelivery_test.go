@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -265,5 +266,62 @@ func TestSinkSkippedRecordReportedOnceAcrossRereads(t *testing.T) {
 	}
 	if got := committedOffsets(t, c, "connect-snk"); got["a-0"] != 20 {
 		t.Errorf("committed %v, want a-0=20", got)
+	}
+}
+
+// What the plugin asks for during PreCommit (a sink whose flush failed
+// rewinds) applies before the next Put, as Kafka Connect applies rewinds at
+// the start of the poll after the commit: the batch read ahead during the
+// previous Put does not go out first.
+func TestSinkRewindDuringPreCommit(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 30)
+	f := newFakeSink(&events{})
+	var rewound atomic.Bool
+	var mu sync.Mutex
+	var afterRewind []int64 // first offset of each Put after the rewind
+	f.putHook = func(_ context.Context, call int, recs []*data.SinkRecord) error {
+		if rewound.Load() {
+			mu.Lock()
+			afterRewind = append(afterRewind, recs[0].OriginalOffset)
+			mu.Unlock()
+		}
+		if call == 2 {
+			if _, err := f.workerServer().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
+				t.Error(err)
+			}
+		}
+		time.Sleep(30 * time.Millisecond) // the next batch is staged meanwhile
+		return nil
+	}
+	f.preCommitErr = func([]*pluginv1.PartitionOffset) error {
+		if rewound.CompareAndSwap(false, true) {
+			if _, err := f.workerServer().Rewind(context.Background(), &pluginv1.RewindRequest{
+				Offsets: []*pluginv1.PartitionOffset{{Topic: "a", Partition: 0, Offset: 0}},
+			}); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	}
+	task, err := NewSinkTask(smallBatches(sinkConfig(c, f, nil, "a"), 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "redelivery from the rewind", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(afterRewind) > 0
+	})
+	eventually(t, "all delivered", func() bool { return deliveredCounts(f.deliveredList())["a-0@29"] == 1 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if afterRewind[0] != 0 {
+		t.Errorf("the first Put after the rewind starts at a-0@%d, want the rewound 0 (Puts after it start at %v)", afterRewind[0], afterRewind)
 	}
 }
