@@ -593,6 +593,8 @@ type fakeSink struct {
 	putHook      func(ctx context.Context, call int, recs []*data.SinkRecord) error
 	preCommit    func(offered []*pluginv1.PartitionOffset) []*pluginv1.PartitionOffset
 	preCommitErr func(offered []*pluginv1.PartitionOffset) error
+	// openHook runs in Open, after the partitions are recorded open.
+	openHook func(opened []*pluginv1.TopicPartition)
 
 	mu        sync.Mutex
 	worker    pluginv1.WorkerServer
@@ -649,6 +651,9 @@ func (f *fakeSink) Open(_ context.Context, req *pluginv1.OpenRequest) error {
 	}
 	f.mu.Unlock()
 	f.ev.add("open %s", tpsString(req.Partitions))
+	if f.openHook != nil {
+		f.openHook(req.Partitions)
+	}
 	return nil
 }
 
