@@ -120,9 +120,13 @@
 // newer record overtakes it), the task keeps polling (so rebalances go
 // through) and the same records are delivered again after the backoff
 // (SetRetryBackoff, or the configured default), minus those of partitions
-// revoked or rewound meanwhile. Pause pauses every partition, commits
-// what was delivered (Kafka Connect asks for a commit then) and Put is not
-// called until Resume. Stop commits and closes every partition, stops
+// revoked or rewound meanwhile; a batch left with none resumes the
+// partitions at once. A PreCommit that fails sends the partitions back to
+// their last committed offsets, or where the task began reading them
+// (Kafka Connect's position at assignment, or a rewind since), and what
+// was delivered since is delivered again. Pause pauses every partition,
+// commits what was delivered (Kafka Connect asks for a commit then) and Put
+// is not called until Resume. Stop commits and closes every partition, stops
 // the plugin, leaves the group and kills the process, all within the drain
 // deadline; a Put still running at the deadline is abandoned.
 //
