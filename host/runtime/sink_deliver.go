@@ -633,9 +633,9 @@ func (t *sinkTask) applyPauses() {
 }
 
 // commit offers PreCommit the delivered offsets of tps (all open partitions
-// when nil) and commits exactly the offsets it returns, ignoring any beyond
-// what was delivered, as Kafka Connect does: the periodic commit
-// asynchronously (commitAsync: the task goes on polling and putting while
+// when nil), once the errant record reports in progress are done, and
+// commits exactly the offsets it returns, ignoring any beyond what was
+// delivered, as Kafka Connect does: the periodic commit asynchronously (commitAsync: the task goes on polling and putting while
 // the group coordinator writes the offsets), the commit of partitions being
 // closed synchronously (closing). A PreCommit that fails rewinds the
 // partitions to their last committed offsets (rewindToCommitted), unless
@@ -644,6 +644,8 @@ func (t *sinkTask) commit(ctx context.Context, tps []topicPartition, closing boo
 	if tps == nil {
 		tps = t.assignedList()
 	}
+	// Reports the plugin made before are done first (errantReports).
+	t.worker.reports.await(ctx)
 	req := &pluginv1.PreCommitRequest{}
 	for _, tp := range tps {
 		if off, ok := t.delivered[tp]; ok {

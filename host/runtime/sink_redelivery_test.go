@@ -325,3 +325,71 @@ func TestSinkRewindDuringPreCommit(t *testing.T) {
 		t.Errorf("the first Put after the rewind starts at a-0@%d, want the rewound 0 (Puts after it start at %v)", afterRewind[0], afterRewind)
 	}
 }
+
+// blockingReporter is an ErrorHandler that reports (a dead letter queue)
+// and holds each report until release is closed.
+type blockingReporter struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *blockingReporter) Reports() bool { return true }
+
+func (h *blockingReporter) Handle(ctx context.Context, _ ErrantRecord) error {
+	h.entered <- struct{}{}
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// A commit waits for the errant record reports in progress when it starts
+// (a plugin may report from a goroutine of its own, after Put returned), as
+// Kafka Connect awaits the reporter's futures before committing: offsets
+// never pass a record that is not yet in the dead letter queue.
+func TestSinkCommitWaitsForErrantReports(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 10)
+	ev := &events{}
+	f := newFakeSink(ev)
+	h := &blockingReporter{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	reported := make(chan error, 1)
+	f.putHook = func(_ context.Context, call int, recs []*data.SinkRecord) error {
+		if call == 1 {
+			r := recs[3]
+			go func() {
+				_, err := f.workerServer().ReportErrantRecord(context.Background(), &pluginv1.ReportErrantRecordRequest{
+					Topic: r.OriginalTopic, Partition: r.OriginalPartition, Offset: r.OriginalOffset, Error: "bad row"})
+				reported <- err
+			}()
+			<-h.entered
+		}
+		return nil
+	}
+	cfg := sinkConfig(c, f, nil, "a")
+	cfg.Errors = h
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "delivery", func() bool { return len(f.deliveredList()) == 10 })
+	if _, err := f.workerServer().RequestCommit(context.Background(), &pluginv1.RequestCommitRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if i := ev.lastIndex("precommit"); i >= 0 {
+		t.Errorf("PreCommit while a report was in progress: %v", ev.list())
+	}
+	close(h.release)
+	if err := <-reported; err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the commit", func() bool { return committedOffsets(t, c, "connect-snk")["a-0"] == 10 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}

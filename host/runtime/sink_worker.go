@@ -30,6 +30,67 @@ type sinkWorker struct {
 	backoffSet bool
 	assignment []*pluginv1.TopicPartition
 	batch      []*kgo.Record // the records of the Put in progress
+
+	// reports are the ReportErrantRecord calls in progress.
+	reports errantReports
+}
+
+// errantReports counts the ReportErrantRecord calls in progress by the
+// commit they come before, so that a commit waits for the reports begun
+// before it, not for those begun while it waits (Kafka Connect awaits the
+// reporter's futures before each commit): a plugin may report from a
+// goroutine of its own after Put returned, and offsets must not pass a
+// record before it is reported (in the dead letter queue).
+type errantReports struct {
+	mu  sync.Mutex
+	cur *reportGroup
+}
+
+// reportGroup is the reports begun between two commits.
+type reportGroup struct {
+	n      int
+	sealed bool          // a commit waits for it: no report joins it any more
+	done   chan struct{} // closed once sealed and n is 0
+}
+
+func (r *errantReports) begin() *reportGroup {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil {
+		r.cur = &reportGroup{done: make(chan struct{})}
+	}
+	r.cur.n++
+	return r.cur
+}
+
+func (r *errantReports) end(g *reportGroup) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g.n--
+	if g.n == 0 && g.sealed {
+		close(g.done)
+	}
+}
+
+// await waits until the reports in progress now are done, or ctx ends.
+func (r *errantReports) await(ctx context.Context) {
+	r.mu.Lock()
+	g := r.cur
+	r.cur = nil
+	if g != nil {
+		g.sealed = true
+		if g.n == 0 {
+			close(g.done)
+		}
+	}
+	r.mu.Unlock()
+	if g == nil {
+		return
+	}
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+	}
 }
 
 type sinkOpKind int8
@@ -229,8 +290,10 @@ func (w *sinkWorker) ReportErrantRecord(ctx context.Context, req *pluginv1.Repor
 		}
 	}
 	w.mu.Unlock()
+	g := w.reports.begin()
 	err := h.Handle(ctx, ErrantRecord{Stage: StagePut, Err: errors.New(req.GetError()), Consumed: rec, Trace: req.GetTrace(),
 		ExceptionClass: req.GetExceptionClass()})
+	w.reports.end(g)
 	if err != nil {
 		w.t.fail(err)
 		return nil, status.Errorf(codes.FailedPrecondition, "errant record %s-%d@%d: %v", rec.Topic, rec.Partition, rec.Offset, err)
