@@ -69,8 +69,11 @@
 // the offsets, Commit, Stop, and kill the process. When the deadline passes
 // first, every call still running is abandoned, the offsets of the acked
 // prefix are stored anyway, and the process is killed; the task still
-// ends STOPPED. A failure ends with Stop for a live plugin (bounded by the
-// same timeout), the acked prefix's offsets stored, and the kill.
+// ends STOPPED. A failure ends as Kafka Connect's final offset commit of a
+// failing task: a live plugin is sent the pending acknowledgements, the
+// acked prefix's offsets are stored, Commit and Stop follow (bounded by the
+// same timeout), and the process is killed; a dead one only has the
+// offsets stored.
 //
 // # Sink tasks
 //

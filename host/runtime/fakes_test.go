@@ -114,6 +114,10 @@ type fakeSource struct {
 	stopHang   bool
 	// pollHook runs at the start of each Poll.
 	pollHook func(req *pluginv1.PollRequest)
+	// pollErr, when set, may fail a Poll (after its acknowledgements were
+	// taken, as the SDK takes them) with what it returns; n counts the
+	// Polls from 1.
+	pollErr func(n int) error
 	// quickEmpty makes empty answers come at once, ignoring the timeout.
 	quickEmpty bool
 	// answer, when set, makes the Poll answer of the records handed out
@@ -202,6 +206,12 @@ func (f *fakeSource) Poll(ctx context.Context, req *pluginv1.PollRequest) (*wire
 	f.takeAcks(req.Acks)
 	f.mu.Lock()
 	f.polls++
+	if f.pollErr != nil {
+		if err := f.pollErr(f.polls); err != nil {
+			f.mu.Unlock()
+			return nil, err
+		}
+	}
 	gen := f.gen
 	if gen == nil {
 		gen = defaultSourceRecord

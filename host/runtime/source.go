@@ -972,16 +972,25 @@ func (t *sourceTask) drain(ctx context.Context, stopWatching func()) error {
 	return nil
 }
 
-// failTeardown ends a failed task: a live plugin gets Stop (bounded by the
-// shutdown timeout), offsets of the acknowledged prefix are stored (what
-// was acknowledged stays safe whatever failed after it), and the process
-// is killed.
+// failTeardown ends a failed task as Kafka Connect ends one (its final
+// offset commit, then the task's stop): the offsets of the acknowledged
+// prefix are stored (what was acknowledged stays safe whatever failed
+// after it); a live plugin first hears of every record in that prefix
+// (commitRecord), then gets Commit once they are stored, then Stop, all
+// bounded by the shutdown timeout; and the process is killed.
 func (t *sourceTask) failTeardown(reason error, stopWatching func()) {
 	t.closing.Store(true)
 	stopWatching()
 	t.log.Error("task failed", "error", reason)
 	if t.plugin != nil && !isDeadProcess(reason) {
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.ShutdownTimeout)
+		if t.sendAcks(ctx) && t.storeOffsets() {
+			cctx, ccancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+			if err := t.plugin.Commit(cctx); err != nil {
+				t.log.Warn("plugin commit failed", "error", err)
+			}
+			ccancel()
+		}
 		if err := t.plugin.Stop(ctx); err != nil {
 			t.log.Warn("plugin stop failed", "error", err)
 		}

@@ -1,0 +1,64 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// Source task semantics measured against Kafka Connect's
+// AbstractWorkerSourceTask / WorkerSourceTask.
+
+// A task that fails with a live plugin (here a Poll that fails for good)
+// ends as Kafka Connect's does (finalOffsetCommit, then close): every
+// record Kafka acknowledged reaches the plugin (commitRecord), their
+// offsets are stored, Commit follows, then Stop. Records acknowledged
+// after the last Poll must not be stored without the plugin hearing of
+// them.
+func TestSourceFailureAcknowledgesAndCommitsBeforeStop(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.recordAcks = true
+	f.pollErr = func(n int) error {
+		if n >= 3 {
+			return &wire.Error{Kind: wire.KindFatal, Message: "source gone", Trace: "at Source.poll"}
+		}
+		return nil
+	}
+	// Records are acknowledged before the failing Poll; the acks of the
+	// second answer only ride on that Poll if the fake waits for them.
+	f.pollHook = func(*pluginv1.PollRequest) { time.Sleep(50 * time.Millisecond) }
+	st := newMemOffsets(ev)
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, st, l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runTask(t, task)()
+	if err == nil || !strings.Contains(err.Error(), "source gone") {
+		t.Fatalf("Run = %v", err)
+	}
+	l.await(t, "failed")
+	if l.trace != "at Source.poll" {
+		t.Errorf("trace = %q", l.trace)
+	}
+	const n = 200 // two answers of 100 before the failing Poll
+	if got := st.get(`{"sp":0}`); got != fmt.Sprintf(`{"o":%d}`, n) {
+		t.Fatalf("stored offset of sp=0 = %s, want o=%d", got, n)
+	}
+	if f.acked() != n {
+		t.Errorf("plugin told acked_through=%d, want %d (offsets of %d records stored)", f.acked(), n, n)
+	}
+	if got := len(f.recordAckList()); got != n {
+		t.Errorf("%d records reached CommitRecord, want %d", got, n)
+	}
+	set, commit, stop, kill := ev.lastIndex("set "), ev.lastIndex("commit"), ev.lastIndex("stop"), ev.lastIndex("kill")
+	if !(set >= 0 && set < commit && commit < stop && stop < kill) {
+		t.Errorf("want the offsets stored, then Commit, then Stop, then the kill: %v", ev.list())
+	}
+}
