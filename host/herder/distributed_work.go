@@ -192,18 +192,23 @@ func (d *Distributed) stopAllWork(report bool) {
 }
 
 // cleanDeletedStatuses writes tombstones for the statuses of connectors
-// that no longer exist (the leader does it after a rebalance, as Kafka
-// Connect's).
+// that no longer exist and of tasks their connector no longer has (tasks.max
+// lowered, or STOPPED): the leader does it after a rebalance, as Kafka
+// Connect's, once the previous owners have stopped them.
 func (d *Distributed) cleanDeletedStatuses(gen int32) {
 	snap := d.config.Snapshot()
+	gone := storage.Status{State: storage.StateDestroyed, WorkerID: d.workerIDString(), Generation: gen}
 	for _, c := range d.status.Connectors() {
-		if snap.Contains(c) {
-			continue
-		}
-		d.statusQ.push(statusWrite{connector: c, st: storage.Status{State: storage.StateDestroyed, WorkerID: d.workerIDString(), Generation: gen}})
+		exists := snap.Contains(c)
 		for _, t := range d.status.Tasks(c) {
+			if exists && snap.TaskConfig(t.ID) != nil {
+				continue
+			}
 			id := t.ID
-			d.statusQ.push(statusWrite{task: &id, st: storage.Status{State: storage.StateDestroyed, WorkerID: d.workerIDString(), Generation: gen}})
+			d.statusQ.push(statusWrite{task: &id, st: gone})
+		}
+		if !exists {
+			d.statusQ.push(statusWrite{connector: c, st: gone})
 		}
 	}
 }

@@ -1,0 +1,65 @@
+package herder_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/host/herder"
+)
+
+// lastStatusValue is the value of the last record of key on the status
+// topic: nil for a tombstone; ok is false when there is no record at all.
+func (e *dEnv) lastStatusValue(key string) (value []byte, ok bool) {
+	e.t.Helper()
+	e.eachRecord(dStatusTopic, func(r *kgo.Record) {
+		if string(r.Key) == key {
+			value, ok = r.Value, true
+		}
+	})
+	return value, ok
+}
+
+// Lowering tasks.max stops the surplus task and the leader tombstones its
+// status after the rebalance, as Kafka Connect's leader does for every task
+// status whose task the config topic no longer has; the remaining task
+// keeps running and keeps its status.
+func TestDistributedFewerTasksTombstoned(t *testing.T) {
+	e := newDEnv(t)
+	in := newFakeInstances()
+	h := e.start("w1", in, false)
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig(), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig("tasks.max", "1"), true, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "src", "RUNNING:RUNNING")
+	dWait(t, "src-1 stopped", func() bool { return stopped(in.task("src-1")) })
+	dWait(t, "status of src-1 tombstoned", func() bool {
+		v, ok := e.lastStatusValue("status-task-src-1")
+		return ok && v == nil
+	})
+	if _, err := h.TaskStatus(ctxT(t), herder.TaskID{Connector: "src", Task: 1}); !errors.Is(err, herder.ErrNotFound) {
+		t.Fatalf("status of the removed task: %v, want not found", err)
+	}
+	if v, _ := e.lastStatusValue("status-task-src-0"); v == nil {
+		t.Fatal("status of src-0 tombstoned too")
+	}
+	if st, err := h.TaskStatus(context.Background(), herder.TaskID{Connector: "src", Task: 0}); err != nil || st.State != "RUNNING" {
+		t.Fatalf("status of src-0: %+v, %v", st, err)
+	}
+}
+
+// stopped reports whether the task runner was told to stop.
+func stopped(t *fakeTask) bool {
+	select {
+	case <-t.stop:
+		return true
+	default:
+		return false
+	}
+}
