@@ -70,6 +70,11 @@ type Distributed struct {
 	protocol atomic.Pointer[cluster.Protocol]
 	// keyKick wakes the session key loop (sessionkey.go).
 	keyKick chan struct{}
+	// stopWrite serializes the leader's writes of task configs with its
+	// stop sequence, so task configs are never written after the STOPPED
+	// state (the check and the write are one step, as on Kafka Connect's
+	// herder thread).
+	stopWrite sync.Mutex
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -650,10 +655,18 @@ func (d *Distributed) sendTaskConfigs(ctx context.Context, base, fwd, name strin
 	return err
 }
 
-// writeTaskConfigs writes task configs on the leader.
+// writeTaskConfigs writes task configs on the leader; a STOPPED connector
+// takes only the empty set (its owner may have generated configs just
+// before it heard of the stop).
 func (d *Distributed) writeTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
-	if !d.config.Snapshot().Contains(name) {
+	d.stopWrite.Lock()
+	defer d.stopWrite.Unlock()
+	snap := d.config.Snapshot()
+	if !snap.Contains(name) {
 		return Errorf(ErrNotFound, "Connector %s not found", name)
+	}
+	if ts, _ := snap.TargetState(name); ts == storage.TargetStopped && len(configs) > 0 {
+		return Errorf(ErrBadRequest, "Cannot submit non-empty set of task configs for stopped connector %s", name)
 	}
 	end := d.base.stages.begin("writing task configs for connector " + name + " to the config topic")
 	defer end()
@@ -769,6 +782,8 @@ func (d *Distributed) StopConnector(ctx context.Context, name string) error {
 		_, err := d.fwd.do(fctx, base, http.MethodPut, connectorPath(name, "stop"), nil, fwd, nil, nil)
 		return err
 	}
+	d.stopWrite.Lock()
+	defer d.stopWrite.Unlock()
 	if !d.config.Snapshot().Contains(name) {
 		return Errorf(ErrNotFound, "Unknown connector %s", name)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/host/cluster"
 	"github.com/sluice-io/sluice/host/herder"
 )
 
@@ -61,5 +62,30 @@ func stopped(t *fakeTask) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// The leader refuses a non-empty set of task configs for a STOPPED
+// connector, as Kafka Connect's does (a connector's owner may send its
+// configs just before it hears of the stop); an empty set is taken.
+func TestDistributedStoppedRefusesTaskConfigs(t *testing.T) {
+	e := newDEnv(t)
+	e.group = func(c *cluster.Config) { c.Protocol = cluster.Compatible }
+	h := e.start("w1", newFakeInstances(), false)
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig(), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	if err := h.StopConnector(ctxT(t), "src"); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "src", "STOPPED:")
+	err := h.PutTaskConfigs(ctxT(t), "src", []map[string]string{{"n": "0"}}, herder.InternalRequest{Body: []byte(`[{"n":"0"}]`)})
+	herderErr(t, err, herder.ErrBadRequest, "Cannot submit non-empty set of task configs for stopped connector src")
+	if tcs, err := h.TaskConfigs(ctxT(t), "src"); err != nil || len(tcs) != 0 {
+		t.Fatalf("task configs of the stopped connector: %v, %v", tcs, err)
+	}
+	if err := h.PutTaskConfigs(ctxT(t), "src", nil, herder.InternalRequest{Body: []byte(`[]`)}); err != nil {
+		t.Fatalf("empty set: %v", err)
 	}
 }
