@@ -950,6 +950,7 @@ type statusWrite struct {
 	st        storage.Status
 	safe      bool
 	topic     *storage.TopicStatus
+	dropTopic bool // tombstone topic's record
 }
 
 // statusQueue writes statuses in order on one goroutine, so that callers
@@ -1014,6 +1015,8 @@ func (q *statusQueue) run(ctx context.Context, d *Distributed) {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		var err error
 		switch {
+		case w.topic != nil && w.dropTopic:
+			err = d.status.DeleteTopic(wctx, w.topic.Connector, w.topic.Topic)
 		case w.topic != nil:
 			err = d.status.PutTopic(wctx, *w.topic)
 		case w.task != nil && w.safe:

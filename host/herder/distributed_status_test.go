@@ -3,6 +3,7 @@ package herder_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -87,5 +88,41 @@ func TestDistributedStoppedRefusesTaskConfigs(t *testing.T) {
 	}
 	if err := h.PutTaskConfigs(ctxT(t), "src", nil, herder.InternalRequest{Body: []byte(`[]`)}); err != nil {
 		t.Fatalf("empty set: %v", err)
+	}
+}
+
+// Deleting a connector also tombstones the records of the topics it used
+// (KIP-558), as Kafka Connect's workers reset the active topics of a
+// deleted connector: a connector created again under the name starts with
+// none.
+func TestDistributedDeleteResetsActiveTopics(t *testing.T) {
+	e := newDEnv(t)
+	h := e.start("w1", newFakeInstances(), false)
+	sink := func(topics string) map[string]string {
+		return map[string]string{"connector.class": sinkClass, "topics": topics}
+	}
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "snk", sink("a"), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dWait(t, "topic a recorded", func() bool {
+		v, ok := e.lastStatusValue("status-topic-a:connector-snk")
+		return ok && v != nil
+	})
+	if err := h.DeleteConnector(ctxT(t), "snk"); err != nil {
+		t.Fatal(err)
+	}
+	dWait(t, "topic record of a tombstoned", func() bool {
+		v, ok := e.lastStatusValue("status-topic-a:connector-snk")
+		return ok && v == nil
+	})
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "snk", sink("b"), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dWait(t, "topic b recorded", func() bool {
+		topics, err := h.ConnectorActiveTopics(context.Background(), "snk")
+		return err == nil && slices.Contains(topics, "b")
+	})
+	if topics, _ := h.ConnectorActiveTopics(ctxT(t), "snk"); !slices.Equal(topics, []string{"b"}) {
+		t.Fatalf("active topics of the new connector: %v", topics)
 	}
 }

@@ -191,8 +191,8 @@ func (d *Distributed) stopAllWork(report bool) {
 	clear(w.conns)
 }
 
-// cleanDeletedStatuses writes tombstones for the statuses of connectors
-// that no longer exist and of tasks their connector no longer has (tasks.max
+// cleanDeletedStatuses writes tombstones for the statuses (and topic
+// records) of connectors that no longer exist and of tasks their connector no longer has (tasks.max
 // lowered, or STOPPED): the leader does it after a rebalance, as Kafka
 // Connect's, once the previous owners have stopped them.
 func (d *Distributed) cleanDeletedStatuses(gen int32) {
@@ -209,6 +209,12 @@ func (d *Distributed) cleanDeletedStatuses(gen int32) {
 		}
 		if !exists {
 			d.statusQ.push(statusWrite{connector: c, st: gone})
+			// KIP-558: a deleted connector's active topics are reset.
+			if !d.opts.TopicTrackingDisabled {
+				for _, ts := range d.status.Topics(c) {
+					d.statusQ.push(statusWrite{topic: &ts, dropTopic: true})
+				}
+			}
 		}
 	}
 }
