@@ -118,6 +118,9 @@ type fakeSource struct {
 	// taken, as the SDK takes them) with what it returns; n counts the
 	// Polls from 1.
 	pollErr func(n int) error
+	// ackErr, when set, fails every Ack call (after taking its
+	// acknowledgements).
+	ackErr error
 	// quickEmpty makes empty answers come at once, ignoring the timeout.
 	quickEmpty bool
 	// answer, when set, makes the Poll answer of the records handed out
@@ -290,7 +293,7 @@ func (f *fakeSource) Ack(_ context.Context, req *pluginv1.AckRequest) error {
 	}
 	f.takeAcks(req.Acks)
 	f.ev.add("ack %d", req.Acks.GetAckedThrough())
-	return nil
+	return f.ackErr
 }
 
 func (f *fakeSource) Commit(context.Context) error {

@@ -230,9 +230,11 @@ func (t *sourceTask) loop(ctx context.Context) error {
 		}
 		if !time.Now().Before(t.nextFlush) {
 			t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
-			if t.sendAcks(ctx) {
-				t.requestFlush()
-			}
+			// An Ack that failed (logged, or the task failed) does not
+			// hold the offsets back: Kafka Connect logs a commitRecord
+			// that throws and commits the offsets all the same.
+			_ = t.sendAcks(ctx)
+			t.requestFlush()
 			continue
 		}
 		if paused {
@@ -773,28 +775,31 @@ func recordSize(r *kgo.Record) int {
 // (SourceTask.commit follows every offset flush, even an empty one).
 // The drain flushes this way, once the flusher has stopped; while the task
 // runs, the loop sends the acknowledgements and the flusher does the rest.
+// An Ack that failed without failing the task does not keep the offsets
+// from being stored (see loop).
 func (t *sourceTask) flush(ctx context.Context) {
-	if t.sendAcks(ctx) {
+	_ = t.sendAcks(ctx)
+	if t.failed() == nil {
 		t.commitOffsets(ctx)
 	}
 }
 
-// sendAcks delivers the acknowledgements no Poll has carried yet; it
-// reports whether that worked. It runs on the task goroutine only, so that
-// acknowledgements reach the plugin in the order they were taken.
-func (t *sourceTask) sendAcks(ctx context.Context) bool {
+// sendAcks delivers the acknowledgements no Poll has carried yet. It runs
+// on the task goroutine only, so that acknowledgements reach the plugin in
+// the order they were taken. It returns the call's error, already handled
+// (callFailed): a dead plugin has failed the task, anything else is logged.
+func (t *sourceTask) sendAcks(ctx context.Context) error {
 	ab := t.tracker.take()
 	if ab == nil {
-		return true
+		return nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
 	err := t.plugin.Ack(cctx, &pluginv1.AckRequest{Acks: ab})
 	cancel()
 	if err != nil {
 		t.callFailed(ctx, "ack", err)
-		return false
 	}
-	return true
+	return err
 }
 
 // commitOffsets stores the acknowledged prefix's offsets and, when that
@@ -984,7 +989,7 @@ func (t *sourceTask) failTeardown(reason error, stopWatching func()) {
 	t.log.Error("task failed", "error", reason)
 	if t.plugin != nil && !isDeadProcess(reason) {
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.ShutdownTimeout)
-		if t.sendAcks(ctx) && t.storeOffsets() {
+		if err := t.sendAcks(ctx); !isDeadProcess(err) && t.storeOffsets() {
 			cctx, ccancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
 			if err := t.plugin.Commit(cctx); err != nil {
 				t.log.Warn("plugin commit failed", "error", err)

@@ -62,3 +62,44 @@ func TestSourceFailureAcknowledgesAndCommitsBeforeStop(t *testing.T) {
 		t.Errorf("want the offsets stored, then Commit, then Stop, then the kill: %v", ev.list())
 	}
 }
+
+// A plugin whose Ack fails (Kafka Connect logs a commitRecord that throws
+// and goes on) does not keep the acknowledged records' offsets from being
+// stored, nor Commit from being called: the final flush of a stop stores
+// the offsets of every record written.
+func TestSourceFailedAckDoesNotHoldBackOffsets(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	delayProduce(c, 200*time.Millisecond)
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.ackErr = &wire.Error{Kind: wire.KindFatal, Message: "commitRecord threw"}
+	st := newMemOffsets(ev)
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, st, l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "records in flight", func() bool {
+		_, n := task.(*sourceTask).tracker.inflight()
+		return n > 50
+	})
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	handed := f.handedOut()
+	if ev.lastIndex("ack ") < 0 {
+		t.Fatalf("no Ack at the drain; the test proves nothing: %v", ev.list())
+	}
+	if got := st.get(fmt.Sprintf(`{"sp":%d}`, handed%2)); got != fmt.Sprintf(`{"o":%d}`, handed) {
+		t.Errorf("final offset = %q, want o=%d", got, handed)
+	}
+	ack, set, commit, stop := ev.lastIndex("ack "), ev.lastIndex("set "), ev.lastIndex("commit"), ev.lastIndex("stop")
+	if !(ack < set && set < commit && commit < stop) {
+		t.Errorf("want Ack, the offsets stored, Commit, then Stop: %v", ev.list())
+	}
+	if got := l.list(); got[len(got)-1] != "stopped" {
+		t.Errorf("states = %v", got)
+	}
+}
