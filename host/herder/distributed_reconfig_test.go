@@ -1,0 +1,94 @@
+package herder_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/host/herder"
+)
+
+// commits counts the commit-{name} records of the config topic.
+func (e *dEnv) commits(name string) int {
+	e.t.Helper()
+	n := 0
+	e.eachRecord(dConfigTopic, func(r *kgo.Record) {
+		if string(r.Key) == "commit-"+name {
+			n++
+		}
+	})
+	return n
+}
+
+// A connector config change restarts the connector and, even when the
+// connector generates the same task configs, writes them again and
+// restarts its tasks (Kafka's testRuntimePropertyReconfiguration); the
+// tasks of another connector keep running. A task config change alone
+// (the connector asks for a reconfiguration) restarts the connector's
+// tasks and nothing else; a reconfiguration that yields the same configs
+// writes nothing.
+func TestDistributedReconfiguration(t *testing.T) {
+	e := newDEnv(t)
+	in := newFakeInstances()
+	h := e.start("w1", in, false)
+	for _, name := range []string{"a", "b"} {
+		if _, _, err := h.PutConnectorConfig(ctxT(t), name, srcConfig(), false, herder.TargetStarted); err != nil {
+			t.Fatal(err)
+		}
+		dStates(t, h, name, "RUNNING:RUNNING,RUNNING")
+	}
+	if n := e.commits("a"); n != 1 {
+		t.Fatalf("%d commits of a, want 1", n)
+	}
+	starts := func(ids ...string) []int {
+		out := make([]int, len(ids))
+		for i, id := range ids {
+			out[i] = in.count(in.taskStarts, id)
+		}
+		return out
+	}
+
+	// Connector config change, same task configs.
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "a", srcConfig("unrelated", "1"), true, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dWait(t, "a's tasks restarted", func() bool {
+		s := starts("a-0", "a-1")
+		return s[0] == 2 && s[1] == 2
+	})
+	dStates(t, h, "a", "RUNNING:RUNNING,RUNNING")
+	if n := in.count(in.starts, "a"); n != 2 {
+		t.Fatalf("%d starts of connector a, want 2", n)
+	}
+	if n := e.commits("a"); n != 2 {
+		t.Fatalf("%d commits of a, want 2", n)
+	}
+
+	// The connector asks for a reconfiguration; its configs changed.
+	in.mu.Lock()
+	in.extra["a"] = map[string]string{"k": "v"}
+	in.mu.Unlock()
+	in.conn("a").cb.RequestTaskReconfiguration()
+	dWait(t, "a's tasks restarted with the new configs", func() bool {
+		s := starts("a-0", "a-1")
+		return s[0] == 3 && s[1] == 3 && in.task("a-0").spec.TaskConfig["k"] == "v"
+	})
+	dStates(t, h, "a", "RUNNING:RUNNING,RUNNING")
+
+	// Again, with nothing changed: nothing is written or restarted.
+	in.conn("a").cb.RequestTaskReconfiguration()
+	time.Sleep(500 * time.Millisecond)
+	if n := e.commits("a"); n != 3 {
+		t.Fatalf("%d commits of a, want 3", n)
+	}
+	if s := starts("a-0", "a-1", "b-0", "b-1"); s[0] != 3 || s[1] != 3 || s[2] != 1 || s[3] != 1 {
+		t.Fatalf("task starts a-0 a-1 b-0 b-1: %v", s)
+	}
+	if n := in.count(in.starts, "a"); n != 2 {
+		t.Fatalf("%d starts of connector a, want 2", n)
+	}
+	if n := in.count(in.starts, "b"); n != 1 {
+		t.Fatalf("%d starts of connector b, want 1", n)
+	}
+}
