@@ -1,6 +1,7 @@
 package herder_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -91,4 +92,84 @@ func TestDistributedReconfiguration(t *testing.T) {
 	if n := in.count(in.starts, "b"); n != 1 {
 		t.Fatalf("%d starts of connector b, want 1", n)
 	}
+}
+
+// KIP-745 restarts on two workers: each instance is restarted once, by the
+// worker that runs it, with the onlyFailed and includeTasks combinations.
+func TestDistributedRestartCombinations(t *testing.T) {
+	e := newDEnv(t)
+	in1, in2 := newFakeInstances(), newFakeInstances()
+	h1 := e.start("w1", in1, true)
+	h2 := e.start("w2", in2, true)
+	createRetrying(t, h1, "a")
+	dStates(t, h1, "a", "RUNNING:RUNNING,RUNNING")
+	dStates(t, h2, "a", "RUNNING:RUNNING,RUNNING")
+	ins := []*fakeInstances{in1, in2}
+	total := func(m func(*fakeInstances) map[string]int, k string) int {
+		n := 0
+		for _, in := range ins {
+			n += in.count(m(in), k)
+		}
+		return n
+	}
+	conn := func(in *fakeInstances) map[string]int { return in.starts }
+	task := func(in *fakeInstances) map[string]int { return in.taskStarts }
+	counts := func() [3]int {
+		return [3]int{total(conn, "a"), total(task, "a-0"), total(task, "a-1")}
+	}
+	wantCounts := func(what string, want [3]int) {
+		t.Helper()
+		dWait(t, what, func() bool { return counts() == want })
+		time.Sleep(300 * time.Millisecond)
+		if got := counts(); got != want {
+			t.Fatalf("%s: starts of a, a-0, a-1 %v, want %v", what, got, want)
+		}
+	}
+	owner := func(id string) *fakeInstances {
+		for _, in := range ins {
+			if in.count(in.taskStarts, id) > 0 {
+				return in
+			}
+		}
+		t.Fatalf("nobody runs %s", id)
+		return nil
+	}
+
+	// Nothing failed: onlyFailed restarts nothing.
+	for _, withTasks := range []bool{false, true} {
+		plan, err := h2.RestartConnector(ctxT(t), "a", withTasks, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Connector.State != "RUNNING" || plan.Tasks[0].State != "RUNNING" {
+			t.Fatalf("plan %+v", plan)
+		}
+	}
+	wantCounts("no restart", [3]int{1, 1, 1})
+
+	// a-1 fails: onlyFailed with tasks restarts it alone.
+	owner("a-1").task("a-1").fail <- errors.New("a-1 failed on purpose")
+	dStates(t, h1, "a", "RUNNING:RUNNING,FAILED")
+	plan, err := h1.RestartConnector(ctxT(t), "a", true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Connector.State != "RUNNING" || plan.Tasks[0].State != "RUNNING" || plan.Tasks[1].State != "RESTARTING" {
+		t.Fatalf("plan %+v", plan)
+	}
+	wantCounts("a-1 restarted", [3]int{1, 1, 2})
+	dStates(t, h2, "a", "RUNNING:RUNNING,RUNNING")
+
+	// includeTasks alone: the connector and every task, once each.
+	if _, err := h2.RestartConnector(ctxT(t), "a", true, false); err != nil {
+		t.Fatal(err)
+	}
+	wantCounts("all restarted", [3]int{2, 2, 3})
+	dStates(t, h1, "a", "RUNNING:RUNNING,RUNNING")
+
+	// Neither: the connector alone.
+	if _, err := h1.RestartConnector(ctxT(t), "a", false, false); err != nil {
+		t.Fatal(err)
+	}
+	wantCounts("connector restarted", [3]int{3, 2, 3})
 }
