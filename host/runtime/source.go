@@ -228,13 +228,7 @@ func (t *sourceTask) loop(ctx context.Context) error {
 		case stopping || ctx.Err() != nil:
 			return nil
 		}
-		if !time.Now().Before(t.nextFlush) {
-			t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
-			// An Ack that failed (logged, or the task failed) does not
-			// hold the offsets back: Kafka Connect logs a commitRecord
-			// that throws and commits the offsets all the same.
-			_ = t.sendAcks(ctx)
-			t.requestFlush()
+		if t.flushIfDue(ctx) {
 			continue
 		}
 		if paused {
@@ -265,6 +259,25 @@ func (t *sourceTask) loop(ctx context.Context) error {
 			t.fail(err)
 		}
 	}
+}
+
+// flushIfDue starts an offset flush once offset.flush.interval.ms has
+// passed since the last one and reports whether it did: the
+// acknowledgements go to the plugin, then the flusher stores the offsets
+// and calls Commit. Task goroutine only: the loop, and send while it
+// waits for room, so that offsets are flushed on schedule as Kafka
+// Connect's committer flushes them, whatever the task is waiting for.
+func (t *sourceTask) flushIfDue(ctx context.Context) bool {
+	if time.Now().Before(t.nextFlush) {
+		return false
+	}
+	t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
+	// An Ack that failed (logged, or the task failed) does not hold the
+	// offsets back: Kafka Connect logs a commitRecord that throws and
+	// commits the offsets all the same.
+	_ = t.sendAcks(ctx)
+	t.requestFlush()
+	return true
 }
 
 // A plugin is to wait up to timeout_ms for a first record. One that
@@ -592,11 +605,13 @@ func (t *sourceTask) send(ctx context.Context, kr *kgo.Record, m *produced) erro
 	// until the record is acknowledged, as its key and value are.
 	size := int64(recordSize(kr) + len(m.c.partition) + len(m.c.offset))
 	for !t.tracker.tryProduce(m.h, size, t.cfg.MaxInFlightBytes) {
-		// No room: wait for acknowledgements (backpressure inside a batch).
+		// No room: wait for acknowledgements (backpressure inside a
+		// batch), flushing the offsets of those that came on schedule.
 		if _, stopping, failure := t.snapshot(); stopping || failure != nil || ctx.Err() != nil {
 			return errStopped
 		}
-		t.wait(ctx, time.Hour, true)
+		t.flushIfDue(ctx)
+		t.wait(ctx, time.Until(t.nextFlush), true)
 	}
 	t.client.Produce(ctx, kr, t.promise)
 	return nil

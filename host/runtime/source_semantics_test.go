@@ -3,9 +3,11 @@ package runtime
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/pluginsdk/data"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
@@ -101,5 +103,57 @@ func TestSourceFailedAckDoesNotHoldBackOffsets(t *testing.T) {
 	}
 	if got := l.list(); got[len(got)-1] != "stopped" {
 		t.Errorf("states = %v", got)
+	}
+}
+
+// Offsets are flushed every offset.flush.interval.ms (Kafka Connect's
+// committer runs on a schedule of its own), also while the task waits
+// for room to produce the rest of a Poll answer: records acknowledged
+// before a Kafka partition stalled have their offsets stored while it
+// stalls.
+func TestSourceFlushesWhileWaitingForRoom(t *testing.T) {
+	c := splitCluster(t)
+	release := make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	defer releaseOnce()
+	holdPartition(t, c, "t", 0, release)
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 100
+	// Records 1-5 go to partition 1 (answered), the rest to partition 0
+	// (held); small records, each counted minRecordCharge, so that one
+	// answer holds more than MaxInFlightBytes allows in flight.
+	f.gen = func(seq uint64) *data.SourceRecord {
+		r := defaultSourceRecord(seq)
+		r.Value = data.Raw("v")
+		r.Partition = 0
+		if seq <= 5 {
+			r.Partition = 1
+		}
+		r.SourcePartition = map[string]any{"file": "f"}
+		return r
+	}
+	st := newMemOffsets(ev)
+	cfg := sourceConfig(c, f, st, nil)
+	cfg.OffsetFlushInterval = 20 * time.Millisecond
+	cfg.MaxInFlightBytes = 4096
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "records 1-5 acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == 5 })
+	if f.pollCount() != 1 {
+		t.Fatalf("%d polls; want the task waiting inside the first answer", f.pollCount())
+	}
+	eventually(t, "the offset of record 5 stored while partition 0 stalls", func() bool { return st.get(`{"file":"f"}`) == `{"o":5}` })
+	releaseOnce()
+	eventually(t, "all acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == 100 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.get(`{"file":"f"}`); got != `{"o":100}` {
+		t.Errorf("final offset = %s", got)
 	}
 }
