@@ -98,7 +98,9 @@ func (d *Distributed) OnRevoked(_ context.Context, a cluster.Assignment) {
 	w := &d.work
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.owned = a.Owned
+	// Only the revocation applies here: the work the round added is taken
+	// on by OnAssigned, once the config topic is read to its offset.
+	w.owned = withoutWork(w.owned, a.Revoked)
 	var stop []*dtask
 	for _, t := range a.Revoked.Tasks {
 		id := storage.TaskID{Connector: t.Connector, Task: int(t.Task)}
@@ -122,6 +124,7 @@ func (d *Distributed) OnRevoked(_ context.Context, a cluster.Assignment) {
 func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	d.setProtocol(a.Protocol)
 	if a.Error != 0 {
+		d.setNeedsRebalance()
 		d.log.Info("config offsets differ in the group; reading the config topic to the end", "leader_offset", a.ConfigOffset)
 		if err := d.config.Refresh(ctx); err != nil {
 			d.log.Warn("read the config topic", "error", err)
@@ -133,6 +136,9 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 		err := d.config.Refresh(sctx)
 		cancel()
 		if err != nil || d.config.Snapshot().Offset() < a.ConfigOffset {
+			// Not resolved: what needs a current config answers 409
+			// until a round succeeds.
+			d.setNeedsRebalance()
 			d.log.Warn("behind the leader's config offset; rejoining", "error", err, "leader_offset", a.ConfigOffset)
 			d.rejoin("config topic behind the leader")
 			return
@@ -154,6 +160,28 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	// A new leader writes a session key if there is none or it is stale.
 	d.kickKeys()
 	d.reconcileNow()
+}
+
+func (d *Distributed) setNeedsRebalance() {
+	d.mu.Lock()
+	d.needsRebalance = true
+	d.mu.Unlock()
+}
+
+// withoutWork is w less the connectors and tasks of sub.
+func withoutWork(w, sub cluster.Work) cluster.Work {
+	out := cluster.Work{}
+	for _, c := range w.Connectors {
+		if !sub.HasConnector(c) {
+			out.Connectors = append(out.Connectors, c)
+		}
+	}
+	for _, t := range w.Tasks {
+		if !sub.HasTask(t) {
+			out.Tasks = append(out.Tasks, t)
+		}
+	}
+	return out
 }
 
 // OnLost implements cluster.Handler: everything stops at once (task runners
