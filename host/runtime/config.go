@@ -126,6 +126,12 @@ type SourceConfig struct {
 	ProducerOpts []kgo.Opt
 	// Offsets stores source offsets.
 	Offsets storage.OffsetStore
+	// TopicCreation, when set, has the task make sure each topic it
+	// writes to exists before its first record to it, creating it with
+	// its group's settings (topic.creation.*, when the worker's
+	// topic.creation.enable is true; see ParseTopicCreation). Nil: the
+	// task creates no topic.
+	TopicCreation *TopicCreation
 	Timing
 	// PollTimeout is how long a Poll waits for records.
 	PollTimeout time.Duration

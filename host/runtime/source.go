@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/host/storage"
@@ -54,6 +55,12 @@ type sourceTask struct {
 	// quickEmpty counts the answers in a row that came back empty well
 	// before the Poll's timeout (loop goroutine only): see pollOnce.
 	quickEmpty int
+	// admin, with TopicCreation, makes sure the topics exist
+	// (ensureTopic): created holds those that do, lastTopic the last one
+	// a record was sent to. Loop goroutine only.
+	admin     *kadm.Client
+	created   map[string]struct{}
+	lastTopic string
 }
 
 // NewSourceTask validates cfg and returns the task; Run starts it.
@@ -151,6 +158,10 @@ func (t *sourceTask) run(ctx context.Context) error {
 		return fmt.Errorf("source task %s: create producer: %w", t.cfg.ID, err)
 	}
 	t.client = client
+	if t.cfg.TopicCreation != nil {
+		t.admin = kadm.NewClient(client)
+		t.created = map[string]struct{}{}
+	}
 	hctx, hcancel := context.WithCancel(ctx)
 	t.hctx = hctx
 	defer func() {
@@ -599,6 +610,11 @@ func (t *sourceTask) send(ctx context.Context, kr *kgo.Record, m *produced) erro
 	if dropped {
 		t.tracker.ack(m.h, nil)
 		return nil
+	}
+	if t.admin != nil && kr.Topic != t.lastTopic {
+		if err := t.ensureTopic(ctx, kr.Topic); err != nil {
+			return err
+		}
 	}
 	kr.Context = m
 	// The source partition and offset are held (in the answer's memory)

@@ -336,6 +336,13 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 		if len(ps.Ignored) > 0 {
 			log.Warn("producer properties not used", "properties", ps.Ignored)
 		}
+		// topic.creation.* (KIP-158), unless the worker turned it off.
+		var topicCreation *runtime.TopicCreation
+		if in.cfg.Bool(config.TopicCreationEnable) {
+			if topicCreation, err = runtime.ParseTopicCreation(spec.ConnectorConfig); err != nil {
+				return nil, fmt.Errorf("task %s: %w", spec.ID, err)
+			}
+		}
 		// Kafka's producer asks the broker to create missing topics
 		// (allow.auto.create.topics=true); franz-go does so only when told.
 		opts := append(base, kgo.ClientID("connector-producer-"+id.String()), kgo.AllowAutoTopicCreation())
@@ -353,12 +360,13 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 				}
 				return &sourcePlugin{in: p, stats: in.stats}, nil
 			},
-			Pipeline:     pipe,
-			ProducerOpts: append(opts, ps.Opts...),
-			Offsets:      in.offsets,
-			Timing:       timing,
-			Listener:     lis,
-			Logger:       log,
+			Pipeline:      pipe,
+			ProducerOpts:  append(opts, ps.Opts...),
+			Offsets:       in.offsets,
+			TopicCreation: topicCreation,
+			Timing:        timing,
+			Listener:      lis,
+			Logger:        log,
 		}))
 	case herder.TypeSink:
 		cs, err := runtime.ConsumerOptions(runtime.ClientProperties(in.cfg.Props, spec.ConnectorConfig, "consumer"))

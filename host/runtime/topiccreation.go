@@ -1,0 +1,298 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Source connector settings of topic creation (KIP-158).
+const (
+	// TopicCreationPrefix starts every topic creation setting; a
+	// connector with none leaves its topics to the broker's auto-creation.
+	TopicCreationPrefix = "topic.creation."
+	// KeyTopicCreationGroups lists the groups besides "default".
+	KeyTopicCreationGroups = TopicCreationPrefix + "groups"
+	// DefaultTopicCreationGroup is the group every topic no other group
+	// takes falls into; its replication factor and partitions are
+	// required.
+	DefaultTopicCreationGroup = "default"
+)
+
+// The settings of a group, after topic.creation.<group>.; anything else
+// there is a topic config (cleanup.policy, compression.type, ...).
+const (
+	topicGroupInclude           = "include"
+	topicGroupExclude           = "exclude"
+	topicGroupReplicationFactor = "replication.factor"
+	topicGroupPartitions        = "partitions"
+)
+
+// TopicCreation is a source connector's topic creation settings: before a
+// task first writes to a topic it makes sure the topic exists, creating it
+// with the settings of the first group of Groups that takes it, or of
+// Default.
+type TopicCreation struct {
+	// Groups are those of topic.creation.groups, in that order.
+	Groups []TopicGroup
+	// Default takes every topic no group of Groups takes.
+	Default TopicGroup
+}
+
+// TopicGroup is one topic creation group.
+type TopicGroup struct {
+	Name string
+	// include and exclude match whole topic names; nil matches none. A
+	// topic the group's exclude matches is not the group's, whatever its
+	// include says.
+	include, exclude *regexp.Regexp
+	// Partitions and ReplicationFactor of the topics the group creates;
+	// -1: the broker's default.
+	Partitions        int32
+	ReplicationFactor int16
+	// Configs are the topic configs of the topics the group creates.
+	Configs map[string]string
+}
+
+// takes reports whether the group creates topic.
+func (g *TopicGroup) takes(topic string) bool {
+	return g.include != nil && g.include.MatchString(topic) && (g.exclude == nil || !g.exclude.MatchString(topic))
+}
+
+// GroupFor returns the group that creates topic.
+func (c *TopicCreation) GroupFor(topic string) *TopicGroup {
+	for i := range c.Groups {
+		if c.Groups[i].takes(topic) {
+			return &c.Groups[i]
+		}
+	}
+	return &c.Default
+}
+
+// ParseTopicCreation reads a source connector's topic creation settings,
+// as Kafka Connect does when the worker's topic.creation.enable is true.
+// It returns nil when the connector has no topic.creation.* setting: the
+// task then creates no topic (the producer lets the broker create a
+// missing one, if the broker does). Otherwise the default group's
+// replication factor and partitions are required; another group's take
+// the default group's when unset, and its include and exclude (lists of
+// regular expressions that match whole topic names) are empty, so that it
+// takes no topic, until set. The default group takes every topic (its own
+// include and exclude are ignored).
+func ParseTopicCreation(props map[string]string) (*TopicCreation, error) {
+	used := false
+	for k := range props {
+		if strings.HasPrefix(k, TopicCreationPrefix) {
+			used = true
+			break
+		}
+	}
+	if !used {
+		return nil, nil
+	}
+	var errs []error
+	dflt := TopicGroup{Name: DefaultTopicCreationGroup, include: regexp.MustCompile(`^(?:.*)$`)}
+	rf, ok, err := topicGroupInt(props, DefaultTopicCreationGroup, topicGroupReplicationFactor, 1<<15-1)
+	switch {
+	case err != nil:
+		errs = append(errs, err)
+	case !ok:
+		errs = append(errs, missingSetting(DefaultTopicCreationGroup, topicGroupReplicationFactor))
+	}
+	dflt.ReplicationFactor = int16(rf)
+	parts, ok, err := topicGroupInt(props, DefaultTopicCreationGroup, topicGroupPartitions, 1<<31-1)
+	switch {
+	case err != nil:
+		errs = append(errs, err)
+	case !ok:
+		errs = append(errs, missingSetting(DefaultTopicCreationGroup, topicGroupPartitions))
+	}
+	dflt.Partitions = int32(parts)
+	dflt.Configs = topicGroupConfigs(props, DefaultTopicCreationGroup)
+	c := &TopicCreation{Default: dflt}
+
+	var names []string
+	for _, name := range configList(props[KeyTopicCreationGroups]) {
+		switch {
+		case name == DefaultTopicCreationGroup:
+			// Always there; listing it changes nothing.
+		case slices.Contains(names, name):
+			errs = append(errs, fmt.Errorf("%s: topic creation group %s is listed twice", KeyTopicCreationGroups, name))
+		default:
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		g := TopicGroup{Name: name, Partitions: dflt.Partitions, ReplicationFactor: dflt.ReplicationFactor,
+			Configs: topicGroupConfigs(props, name)}
+		var err error
+		if g.include, err = topicPattern(props, name, topicGroupInclude); err != nil {
+			errs = append(errs, err)
+		}
+		if g.exclude, err = topicPattern(props, name, topicGroupExclude); err != nil {
+			errs = append(errs, err)
+		}
+		if v, ok, err := topicGroupInt(props, name, topicGroupReplicationFactor, 1<<15-1); err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			g.ReplicationFactor = int16(v)
+		}
+		if v, ok, err := topicGroupInt(props, name, topicGroupPartitions, 1<<31-1); err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			g.Partitions = int32(v)
+		}
+		c.Groups = append(c.Groups, g)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("topic creation: %w", err)
+	}
+	return c, nil
+}
+
+func topicGroupKey(group, setting string) string { return TopicCreationPrefix + group + "." + setting }
+
+func missingSetting(group, setting string) error {
+	return fmt.Errorf("missing required configuration %q which has no default value", topicGroupKey(group, setting))
+}
+
+// topicGroupInt reads a group's replication factor or partitions: -1 or
+// from 1 to hi; ok says it is set.
+func topicGroupInt(props map[string]string, group, setting string, hi int64) (v int64, ok bool, err error) {
+	key := topicGroupKey(group, setting)
+	raw, set := props[key]
+	if raw = strings.TrimSpace(raw); !set || raw == "" {
+		return 0, false, nil
+	}
+	v, err = strconv.ParseInt(raw, 10, 64)
+	if err != nil || v != -1 && (v < 1 || v > hi) {
+		return 0, false, fmt.Errorf("invalid value %s for configuration %s: value must be -1 or from 1 to %d", raw, key, hi)
+	}
+	return v, true, nil
+}
+
+// topicPattern compiles a group's include or exclude list into one
+// expression matching whole topic names; nil for an empty list.
+func topicPattern(props map[string]string, group, setting string) (*regexp.Regexp, error) {
+	list := configList(props[topicGroupKey(group, setting)])
+	if len(list) == 0 {
+		return nil, nil
+	}
+	re, err := regexp.Compile(`^(?:` + strings.Join(list, "|") + `)$`)
+	if err != nil {
+		return nil, fmt.Errorf("invalid value for configuration %s: %w", topicGroupKey(group, setting), err)
+	}
+	return re, nil
+}
+
+// topicGroupConfigs returns a group's topic configs: its settings other
+// than include, exclude, replication factor and partitions.
+func topicGroupConfigs(props map[string]string, group string) map[string]string {
+	prefix := TopicCreationPrefix + group + "."
+	out := map[string]string{}
+	for k, v := range props {
+		name, ok := strings.CutPrefix(k, prefix)
+		if !ok || name == "" {
+			continue
+		}
+		switch name {
+		case topicGroupInclude, topicGroupExclude, topicGroupReplicationFactor, topicGroupPartitions:
+			continue
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// configList splits a LIST setting: comma-separated, each item trimmed; an
+// empty value is the empty list.
+func configList(v string) []string {
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	items := strings.Split(v, ",")
+	for i := range items {
+		items[i] = strings.TrimSpace(items[i])
+	}
+	return items
+}
+
+// ensureTopic makes sure topic exists before the task first writes to it,
+// creating it with the settings of its topic creation group, as Kafka
+// Connect does before a source task's first send to a topic. Topics once
+// found or created are not looked up again. A failure Kafka may get over
+// (no answer, a timeout, a retriable error code) is tried again after
+// pollRetryBackoff until it works or the task stops or fails (errStopped);
+// any other, such as a refused authorization or an invalid replication
+// factor, fails the task. Task goroutine only.
+func (t *sourceTask) ensureTopic(ctx context.Context, topic string) error {
+	if _, ok := t.created[topic]; ok {
+		t.lastTopic = topic
+		return nil
+	}
+	for {
+		err := t.createTopic(ctx, topic)
+		if err == nil {
+			t.created[topic] = struct{}{}
+			t.lastTopic = topic
+			return nil
+		}
+		if _, stopping, failure := t.snapshot(); stopping || failure != nil || ctx.Err() != nil {
+			return errStopped
+		}
+		var ke *kerr.Error
+		if errors.As(err, &ke) && !ke.Retriable {
+			return fmt.Errorf("%w; make sure that the task may create topics or that the topic exists, and restart the task", err)
+		}
+		t.log.Warn("could not make sure the topic exists; will retry", "topic", topic, "error", err)
+		t.flushIfDue(ctx)
+		t.wait(ctx, pollRetryBackoff, false)
+	}
+}
+
+// createTopic looks topic up and creates it when it does not exist.
+func (t *sourceTask) createTopic(ctx context.Context, topic string) error {
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	defer cancel()
+	details, err := t.admin.ListTopics(cctx, topic)
+	if err != nil {
+		return fmt.Errorf("look up topic %s: %w", topic, err)
+	}
+	if d, ok := details[topic]; ok {
+		switch {
+		case d.Err == nil:
+			t.log.Info("topic exists; not creating it", "topic", topic)
+			return nil
+		case !errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+			return fmt.Errorf("look up topic %s: %w", topic, d.Err)
+		}
+	}
+	g := t.cfg.TopicCreation.GroupFor(topic)
+	var configs map[string]*string
+	if len(g.Configs) > 0 {
+		configs = make(map[string]*string, len(g.Configs))
+		for k, v := range g.Configs {
+			configs[k] = &v
+		}
+	}
+	resp, err := t.admin.CreateTopic(cctx, g.Partitions, g.ReplicationFactor, configs, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	switch {
+	case err == nil:
+		t.log.Info("created topic", "topic", topic, "group", g.Name, "partitions", g.Partitions,
+			"replication_factor", g.ReplicationFactor, "configs", g.Configs)
+		return nil
+	case errors.Is(err, kerr.TopicAlreadyExists):
+		return nil
+	}
+	return fmt.Errorf("create topic %s (topic creation group %s: %d partitions, replication factor %d): %w",
+		topic, g.Name, g.Partitions, g.ReplicationFactor, err)
+}
