@@ -45,6 +45,10 @@
 // room for a batch, and no record of a batch is produced before it fits, so
 // a slow broker slows the plugin instead of growing memory).
 //
+// With TopicCreation (topic.creation.*, KIP-158) the task makes sure each
+// topic it writes to exists before its first record to it, creating it with
+// its group's partitions, replication factor and topic configs.
+//
 // Records are produced asynchronously; franz-go's producer goroutines run
 // the promise, which marks the record in the ackTracker. The acked prefix
 // is the invariant that makes offsets safe: records enter the tracker in
