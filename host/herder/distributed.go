@@ -92,6 +92,7 @@ type Distributed struct {
 	needsRebalance bool // a config change waits for the next rebalance
 	known          map[string]bool
 	restarts       []storage.RestartRequest
+	bounce         map[string]bool            // connectors whose config record was read again
 	activeTopics   map[string]map[string]bool // connector → topics recorded
 
 	work work // the instances this worker runs; see distributed_work.go
@@ -138,6 +139,7 @@ func NewDistributed(opts DistributedOptions) (*Distributed, error) {
 		cancel:       cancel,
 		kick:         make(chan struct{}, 1),
 		known:        map[string]bool{},
+		bounce:       map[string]bool{},
 		activeTopics: map[string]map[string]bool{},
 	}
 	proto := opts.Group.Protocol

@@ -173,3 +173,33 @@ func TestDistributedRestartCombinations(t *testing.T) {
 	}
 	wantCounts("connector restarted", [3]int{3, 2, 3})
 }
+
+// Writing a connector's config again unchanged restarts its connector
+// instance, as Kafka Connect's owner restarts a connector on every config
+// record (the usual way to bring back a FAILED connector); its task configs
+// are the same, so its tasks keep running and nothing is committed.
+func TestDistributedSameConfigRestartsConnector(t *testing.T) {
+	e := newDEnv(t)
+	in := newFakeInstances()
+	h := e.start("w1", in, false)
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "a", srcConfig(), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "a", "RUNNING:RUNNING,RUNNING")
+	in.conn("a").crash()
+	dStates(t, h, "a", "FAILED:RUNNING,RUNNING")
+	if _, created, err := h.PutConnectorConfig(ctxT(t), "a", srcConfig(), true, herder.TargetStarted); err != nil || created {
+		t.Fatalf("put the same config: created %v, %v", created, err)
+	}
+	dStates(t, h, "a", "RUNNING:RUNNING,RUNNING")
+	if n := in.count(in.starts, "a"); n != 2 {
+		t.Fatalf("%d starts of connector a, want 2", n)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n0, n1 := in.count(in.taskStarts, "a-0"), in.count(in.taskStarts, "a-1"); n0 != 1 || n1 != 1 {
+		t.Fatalf("task starts %d, %d; want 1 each", n0, n1)
+	}
+	if n := e.commits("a"); n != 1 {
+		t.Fatalf("%d commits, want 1", n)
+	}
+}

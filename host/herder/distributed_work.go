@@ -22,7 +22,8 @@ import (
 // (owned), what the config topic says (snapshot) and what runs.
 //
 //	connector instance  runs when owned, configured and not STOPPED; a
-//	                    config change restarts it; once started (and when
+//	                    config record (even an unchanged config) restarts
+//	                    it; once started (and when
 //	                    it asks) it generates task configs, which the leader
 //	                    writes (a follower sends them to the leader).
 //	task                runs when owned and committed; a new commit of its
@@ -257,6 +258,10 @@ func (l configListener) ConnectorConfigUpdated(c string) {
 	d.known[c] = true
 	if isNew {
 		d.needsRebalance = true
+	} else {
+		// Every config record restarts the connector on its owner,
+		// the same config included, as in Kafka Connect.
+		d.bounce[c] = true
 	}
 	d.mu.Unlock()
 	if isNew {
@@ -354,6 +359,8 @@ func (d *Distributed) reconcile() (retry bool) {
 	}
 	restarts := d.restarts
 	d.restarts = nil
+	bounce := d.bounce
+	d.bounce = map[string]bool{}
 	d.mu.Unlock()
 
 	w := &d.work
@@ -381,7 +388,7 @@ func (d *Distributed) reconcile() (retry bool) {
 	for name, dc := range w.conns {
 		cfg := snap.ConnectorConfig(name)
 		target := targetOf(snap, name)
-		if !owned.HasConnector(name) || cfg == nil || !maps.Equal(cfg, dc.cfg) || target == storage.TargetStopped {
+		if !owned.HasConnector(name) || cfg == nil || !maps.Equal(cfg, dc.cfg) || bounce[name] || target == storage.TargetStopped {
 			d.stopConn(dc)
 			delete(w.conns, name)
 			if cfg != nil && owned.HasConnector(name) && target == storage.TargetStopped {
