@@ -256,9 +256,13 @@ func (t *sourceTask) ensureTopic(ctx context.Context, topic string) error {
 	}
 }
 
-// createTopic looks topic up and creates it when it does not exist.
+// createTopic looks topic up and creates it when it does not exist. A
+// failure of the task interrupts it; Stop lets it finish (within the drain
+// deadline), as it lets a Poll.
 func (t *sourceTask) createTopic(ctx context.Context, topic string) error {
-	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	ictx, done := t.interruptible(ctx, false, 0)
+	defer done()
+	cctx, cancel := context.WithTimeout(ictx, t.cfg.CallTimeout)
 	defer cancel()
 	details, err := t.admin.ListTopics(cctx, topic)
 	if err != nil {
