@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -155,5 +156,82 @@ func TestSourceFlushesWhileWaitingForRoom(t *testing.T) {
 	}
 	if got := st.get(`{"file":"f"}`); got != `{"o":100}` {
 		t.Errorf("final offset = %s", got)
+	}
+}
+
+// A Poll answered ABORTED (a RetriableException) is logged and polled
+// again, as often as it takes; the task does not fail.
+func TestSourceRetriablePollIsPolledAgain(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 10
+	f.pollErr = func(n int) error {
+		if n <= 5 {
+			return &wire.Error{Kind: wire.KindRetriable, Message: "source busy"}
+		}
+		return nil
+	}
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "all records acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == 10 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.list(); !slices.Equal(got, []string{"running", "stopped"}) {
+		t.Errorf("states = %v", got)
+	}
+	if f.pollCount() < 6 {
+		t.Errorf("%d polls", f.pollCount())
+	}
+}
+
+// Records with no source partition, or no offset, are written and
+// acknowledged like any other: the first store nothing, the second store
+// a null offset (a tombstone) for their partition.
+func TestSourceNullPartitionsAndOffsets(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 9
+	f.recordAcks = true
+	f.gen = func(seq uint64) *data.SourceRecord {
+		r := defaultSourceRecord(seq)
+		switch seq % 3 {
+		case 0:
+			r.SourcePartition, r.SourceOffset = nil, nil
+		case 1:
+			r.SourcePartition = map[string]any{"p": "a"}
+		case 2:
+			r.SourcePartition, r.SourceOffset = map[string]any{"p": "b"}, nil
+		}
+		return r
+	}
+	st := newMemOffsets(ev)
+	task, err := NewSourceTask(sourceConfig(c, f, st, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "all records acknowledged", func() bool { return task.(*sourceTask).tracker.acked() == 9 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.recordAckList()); n != 9 {
+		t.Errorf("%d records acknowledged to the plugin", n)
+	}
+	if i := ev.lastIndex("set "); i < 0 || ev.list()[i] != `set {"p":"a"}={"o":7} {"p":"b"}=` {
+		t.Errorf("offsets stored: %v", ev.list())
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.data) != 2 {
+		t.Errorf("store holds %d partitions, want 2", len(st.data))
 	}
 }
