@@ -121,6 +121,8 @@ type fakeSource struct {
 	// ackErr, when set, fails every Ack call (after taking its
 	// acknowledgements).
 	ackErr error
+	// startErr, when set, fails Start.
+	startErr error
 	// quickEmpty makes empty answers come at once, ignoring the timeout.
 	quickEmpty bool
 	// answer, when set, makes the Poll answer of the records handed out
@@ -176,6 +178,9 @@ func (f *fakeSource) Start(_ context.Context, req *pluginv1.SourceTaskStartReque
 	f.startReq = req
 	f.mu.Unlock()
 	f.ev.add("start")
+	if f.startErr != nil {
+		return nil, f.startErr
+	}
 	return &pluginv1.SourceTaskStartResponse{RecordAcks: f.recordAcks}, nil
 }
 

@@ -61,6 +61,9 @@ type sourceTask struct {
 	admin     *kadm.Client
 	created   map[string]struct{}
 	lastTopic string
+	// started is set once the plugin's Start succeeded: only then does a
+	// failure's teardown flush (failTeardown).
+	started bool
 }
 
 // NewSourceTask validates cfg and returns the task; Run starts it.
@@ -226,6 +229,7 @@ func (t *sourceTask) start(ctx context.Context) error {
 	}
 	t.tracker.recordAcks = resp.GetRecordAcks()
 	t.nextFlush = time.Now().Add(t.cfg.OffsetFlushInterval)
+	t.started = true
 	return nil
 }
 
@@ -927,6 +931,20 @@ func (t *sourceTask) storeOffsets() bool {
 	return true
 }
 
+// failedFlush is a failed task's last flush with a live plugin: the
+// pending acknowledgements, the offsets, then Commit if they were stored
+// and the plugin is still there.
+func (t *sourceTask) failedFlush(ctx context.Context) {
+	if err := t.sendAcks(ctx); isDeadProcess(err) || !t.storeOffsets() {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
+	defer cancel()
+	if err := t.plugin.Commit(cctx); err != nil {
+		t.log.Warn("plugin commit failed", "error", err)
+	}
+}
+
 // canonicalOffsets turns the tracker's offsets into store entries with
 // canonical JSON. Two spellings of one partition keep the later offset.
 func canonicalOffsets(offs map[string]*pendingOffset) ([]storage.OffsetEntry, error) {
@@ -1011,21 +1029,18 @@ func (t *sourceTask) drain(ctx context.Context, stopWatching func()) error {
 // failTeardown ends a failed task as Kafka Connect ends one (its final
 // offset commit, then the task's stop): the offsets of the acknowledged
 // prefix are stored (what was acknowledged stays safe whatever failed
-// after it); a live plugin first hears of every record in that prefix
-// (commitRecord), then gets Commit once they are stored, then Stop, all
-// bounded by the shutdown timeout; and the process is killed.
+// after it); a live plugin that started first hears of every record in
+// that prefix (commitRecord), then gets Commit once they are stored, and
+// any live plugin then gets Stop, all bounded by the shutdown timeout;
+// and the process is killed.
 func (t *sourceTask) failTeardown(reason error, stopWatching func()) {
 	t.closing.Store(true)
 	stopWatching()
 	t.log.Error("task failed", "error", reason)
 	if t.plugin != nil && !isDeadProcess(reason) {
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.ShutdownTimeout)
-		if err := t.sendAcks(ctx); !isDeadProcess(err) && t.storeOffsets() {
-			cctx, ccancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
-			if err := t.plugin.Commit(cctx); err != nil {
-				t.log.Warn("plugin commit failed", "error", err)
-			}
-			ccancel()
+		if t.started {
+			t.failedFlush(ctx)
 		}
 		if err := t.plugin.Stop(ctx); err != nil {
 			t.log.Warn("plugin stop failed", "error", err)

@@ -235,3 +235,31 @@ func TestSourceNullPartitionsAndOffsets(t *testing.T) {
 		t.Errorf("store holds %d partitions, want 2", len(st.data))
 	}
 }
+
+// A task whose Start fails is stopped and killed, as Kafka Connect stops a
+// task that threw from start, but never asked to Commit: it never ran.
+func TestSourceFailedStartIsStoppedNotCommitted(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.startErr = &wire.Error{Kind: wire.KindInvalid, Message: "no such file", Trace: "at Task.start"}
+	l := newRecListener()
+	task, err := NewSourceTask(sourceConfig(c, f, newMemOffsets(ev), l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runTask(t, task)()
+	if err == nil || err.Error() != "start: no such file" {
+		t.Fatalf("Run = %v", err)
+	}
+	l.await(t, "failed")
+	if l.trace != "at Task.start" {
+		t.Errorf("trace = %q", l.trace)
+	}
+	if got := ev.list(); !slices.Equal(got, []string{"launch", "pool", "start", "stop acked=0", "kill"}) {
+		t.Errorf("events = %v; want Stop then the kill, no Commit, no poll", got)
+	}
+	if f.pollCount() != 0 {
+		t.Errorf("%d polls", f.pollCount())
+	}
+}
