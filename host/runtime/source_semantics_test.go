@@ -263,3 +263,50 @@ func TestSourceFailedStartIsStoppedNotCommitted(t *testing.T) {
 		t.Errorf("%d polls", f.pollCount())
 	}
 }
+
+// A record for a topic that does not exist, on a cluster that does not
+// create topics on its own, waits in the producer; Stop still ends the
+// task within the drain deadline, STOPPED, with the offsets of the records
+// before it stored (Kafka Connect's
+// testSourceTaskNotBlockedOnShutdownWithNonExistentTopic).
+func TestSourceStopsPromptlyWithAMissingTopic(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	ev := &events{}
+	f := newFakeSource(ev)
+	f.limit = 5
+	f.gen = func(seq uint64) *data.SourceRecord {
+		r := defaultSourceRecord(seq)
+		r.SourcePartition = map[string]any{"file": "f"}
+		if seq == 3 {
+			r.Topic, r.Partition = "missing", data.NoPartition
+		}
+		return r
+	}
+	st := newMemOffsets(ev)
+	l := newRecListener()
+	cfg := sourceConfig(c, f, st, l)
+	cfg.ShutdownTimeout = 300 * time.Millisecond
+	// Tolerated: whether the producer gives up on the record before the
+	// drain deadline or not, the task ends STOPPED.
+	cfg.Errors = &retryingHandler{}
+	task, err := NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "the records around the missing topic's written", func() bool {
+		return f.handedOut() == 5 && task.(*sourceTask).tracker.acked() >= 2
+	})
+	start := time.Now()
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Stop took %s with a 300ms drain deadline", took)
+	}
+	l.await(t, "stopped")
+	if got := st.get(`{"file":"f"}`); got != `{"o":2}` && got != `{"o":5}` {
+		t.Errorf("stored offset = %s; want record 2's (the missing topic's record pending) or record 5's (skipped)", got)
+	}
+}
