@@ -811,7 +811,7 @@ func recordSize(r *kgo.Record) int {
 // The drain flushes this way, once the flusher has stopped; while the task
 // runs, the loop sends the acknowledgements and the flusher does the rest.
 // An Ack that failed without failing the task does not keep the offsets
-// from being stored (see loop).
+// from being stored (see flushIfDue).
 func (t *sourceTask) flush(ctx context.Context) {
 	_ = t.sendAcks(ctx)
 	if t.failed() == nil {
