@@ -326,6 +326,14 @@ func (r errantReporter) Report(ctx context.Context, rec *data.SinkRecord, e erro
 	if req.Topic == "" {
 		req.Topic, req.Partition, req.Offset = rec.Topic, rec.Partition, rec.Offset
 	}
+	// The record itself goes too: a record reported after its Put returned
+	// (from Flush, or the task's own goroutine) is no longer in the worker's
+	// hands, and the worker turns this copy back into bytes for the dead
+	// letter queue. A record that cannot be encoded is reported by its
+	// coordinates alone.
+	if schemas, recs, err := wire.EncodeSinkRecords([]*data.SinkRecord{rec}); err == nil {
+		req.Record, req.Schemas = recs[0], schemas
+	}
 	return r.w.call(ctx, "report errant record", func(ctx context.Context, wc pluginv1.WorkerClient) error {
 		_, err := wc.ReportErrantRecord(ctx, req)
 		return err

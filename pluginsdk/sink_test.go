@@ -172,6 +172,7 @@ type fakeWorker struct {
 	paused   []string
 	rewinds  []string
 	errant   []string
+	copies   []string // the record copies reports carried: "topic-partition@offset value"
 	offsets  map[string]string
 	requests [][]string
 }
@@ -210,6 +211,14 @@ func (w *fakeWorker) ReportErrantRecord(_ context.Context, req *pluginv1.ReportE
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.errant = append(w.errant, fmt.Sprintf("%s-%d@%d: %s (%s)", req.GetTopic(), req.GetPartition(), req.GetOffset(), req.GetError(), req.GetExceptionClass()))
+	if req.GetRecord() != nil {
+		recs, err := wire.DecodeSinkRecords(req.GetSchemas(), []*pluginv1.SinkRecord{req.GetRecord()})
+		if err != nil {
+			w.copies = append(w.copies, "undecodable: "+err.Error())
+		} else {
+			w.copies = append(w.copies, fmt.Sprintf("%s-%d@%d %v", recs[0].Topic, recs[0].Partition, recs[0].Offset, recs[0].Value))
+		}
+	}
 	if len(w.errant) > 2 {
 		return nil, status.Error(codes.Unknown, "tolerance exceeded")
 	}
@@ -253,7 +262,8 @@ func TestSinkContextCallsReachTheWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := tc.ErrantRecordReporter()
-	r := &data.SinkRecord{Record: data.Record{Topic: "renamed", Partition: 9}, Offset: 1, OriginalTopic: "t", OriginalPartition: 1, OriginalOffset: 5}
+	r := &data.SinkRecord{Record: data.Record{Topic: "renamed", Partition: 9, ValueSchema: data.StringSchema, Value: "row 5"},
+		Offset: 1, OriginalTopic: "t", OriginalPartition: 1, OriginalOffset: 5}
 	if err := rep.Report(ctx, r, errors.New("bad")); err != nil {
 		t.Fatal(err)
 	}
@@ -274,6 +284,11 @@ func TestSinkContextCallsReachTheWorker(t *testing.T) {
 		!slices.Equal(w.errant, []string{"t-1@5: bad ()", "t-1@5: insert: dup (java.sql.SQLException)",
 			"t-1@5: worse (org.apache.kafka.connect.errors.DataException)"}) {
 		t.Fatalf("worker saw paused %q, rewinds %q, errant %q", w.paused, w.rewinds, w.errant)
+	}
+	// Each report carries the record as the task holds it, for the worker
+	// to convert back when it no longer holds the record itself.
+	if want := []string{"renamed-9@1 row 5", "renamed-9@1 row 5", "renamed-9@1 row 5"}; !slices.Equal(w.copies, want) {
+		t.Fatalf("reports carried copies %q, want %q", w.copies, want)
 	}
 }
 

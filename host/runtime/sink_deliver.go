@@ -314,6 +314,28 @@ func encodeError(err error) error {
 }
 
 // toConnect fills sr from the consumed record with the converters.
+// fromConnect converts r back to the bytes of a Kafka record with the
+// task's converters, into kr's key, value and headers: for a reported
+// record whose consumed bytes the worker no longer holds.
+func (t *sinkTask) fromConnect(r *data.Record, kr *kgo.Record) error {
+	var err error
+	if kr.Key, err = t.cfg.KeyConverter.FromConnectData(r.Topic, r.Headers, r.KeySchema, r.Key); err != nil {
+		return fmt.Errorf("convert key: %w", err)
+	}
+	if kr.Value, err = t.cfg.ValueConverter.FromConnectData(r.Topic, r.Headers, r.ValueSchema, r.Value); err != nil {
+		return fmt.Errorf("convert value: %w", err)
+	}
+	kr.Headers = kr.Headers[:0]
+	for _, h := range r.Headers {
+		b, err := t.cfg.HeaderConverter.FromConnectHeader(r.Topic, h.Key, h.Schema, h.Value)
+		if err != nil {
+			return fmt.Errorf("convert header %q: %w", h.Key, err)
+		}
+		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
+	}
+	return nil
+}
+
 func (t *sinkTask) toConnect(kr *kgo.Record, sr *data.SinkRecord) (Stage, error) {
 	var hs data.Headers
 	if len(kr.Headers) > 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
@@ -831,6 +832,92 @@ func TestSinkErrantRecordHook(t *testing.T) {
 	if len(got) != 2 || got[0].Stage != StagePut || got[0].Consumed.Offset != 0 || string(got[0].Consumed.Value) != "a-0-0" ||
 		got[0].Err.Error() != "bad row" || got[0].Trace != "at x" || got[0].ExceptionClass != "java.sql.SQLException" || got[1].Consumed.Offset != 1 {
 		t.Errorf("reports = %+v", got)
+	}
+}
+
+// A record reported after its Put returned (from a later Put here; from
+// Flush in a real task) is no longer in the worker's hands: the copy the
+// plugin sends with the report is turned back into bytes with the task's
+// converters for the error handler (the dead letter queue). Without a copy,
+// or with one that cannot be decoded, the handler gets its coordinates.
+func TestSinkErrantRecordReportedAfterItsPut(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 4)
+	ev := &events{}
+	f := newFakeSink(ev)
+	var mu sync.Mutex
+	var got []ErrantRecord
+	h := errorHandlerFunc(func(_ context.Context, r ErrantRecord) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, r)
+		return nil
+	})
+	var first *data.SinkRecord
+	f.putHook = func(_ context.Context, call int, recs []*data.SinkRecord) error {
+		if len(recs) == 0 {
+			return nil
+		}
+		if first == nil {
+			r := *recs[0]
+			first = &r
+			return nil
+		}
+		if recs[0].Offset != 1 {
+			return nil
+		}
+		report := func(req *pluginv1.ReportErrantRecordRequest) {
+			req.Topic, req.Partition, req.Offset, req.Error = first.OriginalTopic, first.OriginalPartition, first.OriginalOffset, "late"
+			if _, err := f.workerServer().ReportErrantRecord(context.Background(), req); err != nil {
+				t.Errorf("ReportErrantRecord: %v", err)
+			}
+		}
+		schemas, copies, err := wire.EncodeSinkRecords([]*data.SinkRecord{first})
+		if err != nil {
+			t.Fatal(err)
+		}
+		report(&pluginv1.ReportErrantRecordRequest{Record: copies[0], Schemas: schemas})
+		report(&pluginv1.ReportErrantRecordRequest{})
+		// A copy whose value refers to a schema the request does not carry.
+		bad := proto.Clone(copies[0]).(*pluginv1.SinkRecord)
+		bad.Value = &pluginv1.Data{Schema: 99}
+		report(&pluginv1.ReportErrantRecordRequest{Record: bad})
+		return nil
+	}
+	cfg := sinkConfig(c, f, nil, "a")
+	cfg.MaxPollRecords = 1
+	cfg.MaxBatchRecords = 1
+	cfg.Errors = h
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "three reports", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 3 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	withCopy := got[0].Consumed
+	// The test converters turn a string s into the bytes "C:"+s, a header
+	// into "H:"+s: the record went back through the task's converters.
+	if withCopy.Topic != "a" || withCopy.Offset != 0 || string(withCopy.Key) != "C:ka-0-0" || string(withCopy.Value) != "C:a-0-0" ||
+		len(withCopy.Headers) != 1 || withCopy.Headers[0].Key != "h" || string(withCopy.Headers[0].Value) != "H:hv" {
+		t.Errorf("report with a copy reached the handler as %s-%d@%d key %q value %q headers %v", withCopy.Topic, withCopy.Partition,
+			withCopy.Offset, withCopy.Key, withCopy.Value, withCopy.Headers)
+	}
+	if !withCopy.Timestamp.Equal(first.Timestamp) {
+		t.Errorf("timestamp %v, want the record's %v", withCopy.Timestamp, first.Timestamp)
+	}
+	for i, r := range got[1:] {
+		if c := r.Consumed; c.Offset != 0 || c.Key != nil || c.Value != nil || len(c.Headers) != 0 {
+			t.Errorf("report %d (no usable copy) reached the handler with key %q value %q headers %v", i+2, c.Key, c.Value, c.Headers)
+		}
+	}
+	if got[0].Err.Error() != "late" || got[0].Stage != StagePut {
+		t.Errorf("report: stage %s error %v", got[0].Stage, got[0].Err)
 	}
 }
 

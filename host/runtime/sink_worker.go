@@ -282,14 +282,18 @@ func (w *sinkWorker) ReportErrantRecord(ctx context.Context, req *pluginv1.Repor
 		return nil, status.Errorf(codes.Unimplemented, "task %s has no errant record reporter (no dead letter queue or error logging configured)", w.t.cfg.ID)
 	}
 	rec := &kgo.Record{Topic: req.GetTopic(), Partition: req.GetPartition(), Offset: req.GetOffset()}
+	found := false
 	w.mu.Lock()
 	for _, r := range w.batch {
 		if r.Topic == rec.Topic && r.Partition == rec.Partition && r.Offset == rec.Offset {
-			rec = r
+			rec, found = r, true
 			break
 		}
 	}
 	w.mu.Unlock()
+	if !found && req.GetRecord() != nil {
+		w.fillFromReport(rec, req)
+	}
 	g := w.reports.begin()
 	err := h.Handle(ctx, ErrantRecord{Stage: StagePut, Err: errors.New(req.GetError()), Consumed: rec, Trace: req.GetTrace(),
 		ExceptionClass: req.GetExceptionClass()})
@@ -299,4 +303,26 @@ func (w *sinkWorker) ReportErrantRecord(ctx context.Context, req *pluginv1.Repor
 		return nil, status.Errorf(codes.FailedPrecondition, "errant record %s-%d@%d: %v", rec.Topic, rec.Partition, rec.Offset, err)
 	}
 	return &pluginv1.ReportErrantRecordResponse{}, nil
+}
+
+// fillFromReport gives rec, a reported record the worker no longer holds
+// (reported after its Put returned), the key, value, headers and timestamp
+// of the copy the plugin sent, converted back to bytes with the task's
+// converters, as Kafka Connect's reporter does for a record it did not
+// deliver. Those are the bytes of the record as the task saw it, after
+// transforms, where Kafka Connect puts the originally consumed bytes of a
+// record it delivered. A copy that cannot be decoded or converted leaves
+// rec with its coordinates only, and is logged.
+func (w *sinkWorker) fillFromReport(rec *kgo.Record, req *pluginv1.ReportErrantRecordRequest) {
+	recs, err := wire.DecodeSinkRecords(req.GetSchemas(), []*pluginv1.SinkRecord{req.GetRecord()})
+	if err == nil {
+		err = w.t.fromConnect(&recs[0].Record, rec)
+	}
+	if err != nil {
+		w.t.log.Warn("errant record reported after its put: its copy cannot be turned back into bytes; the dead letter queue gets its coordinates only",
+			"topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "error", err)
+		rec.Key, rec.Value, rec.Headers = nil, nil, nil
+		return
+	}
+	rec.Timestamp = recs[0].Timestamp
 }

@@ -736,8 +736,18 @@ type ReportErrantRecordRequest struct {
 	// connectors passes the real one. Empty: the worker's
 	// "org.apache.kafka.connect.errors.ConnectException".
 	ExceptionClass string `protobuf:"bytes,6,opt,name=exception_class,json=exceptionClass,proto3" json:"exception_class,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The record as the task holds it, with the schemas its Data refer to
+	// (optional; the Go SDK always sends it). The worker uses it only for a
+	// record that is not part of the Put in progress — one reported from
+	// flush or PreCommit, or from the task's own goroutine after Put
+	// returned —, converting it back to bytes with the task's converters for
+	// the dead letter queue, as Kafka Connect's reporter does for a record it
+	// did not deliver itself. Without it such a record reaches the dead
+	// letter queue with its coordinates and no key, value or headers.
+	Record        *SinkRecord `protobuf:"bytes,7,opt,name=record,proto3" json:"record,omitempty"`
+	Schemas       []*Schema   `protobuf:"bytes,8,rep,name=schemas,proto3" json:"schemas,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReportErrantRecordRequest) Reset() {
@@ -810,6 +820,20 @@ func (x *ReportErrantRecordRequest) GetExceptionClass() string {
 		return x.ExceptionClass
 	}
 	return ""
+}
+
+func (x *ReportErrantRecordRequest) GetRecord() *SinkRecord {
+	if x != nil {
+		return x.Record
+	}
+	return nil
+}
+
+func (x *ReportErrantRecordRequest) GetSchemas() []*Schema {
+	if x != nil {
+		return x.Schemas
+	}
+	return nil
 }
 
 type ReportErrantRecordResponse struct {
@@ -886,14 +910,16 @@ const file_sluice_plugin_v1_worker_proto_rawDesc = "" +
 	"\x16SetRetryBackoffRequest\x12\x1d\n" +
 	"\n" +
 	"backoff_ms\x18\x01 \x01(\x03R\tbackoffMs\"\x19\n" +
-	"\x17SetRetryBackoffResponse\"\xbc\x01\n" +
+	"\x17SetRetryBackoffResponse\"\xa6\x02\n" +
 	"\x19ReportErrantRecordRequest\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x14\n" +
 	"\x05trace\x18\x05 \x01(\tR\x05trace\x12'\n" +
-	"\x0fexception_class\x18\x06 \x01(\tR\x0eexceptionClass\"\x1c\n" +
+	"\x0fexception_class\x18\x06 \x01(\tR\x0eexceptionClass\x124\n" +
+	"\x06record\x18\a \x01(\v2\x1c.sluice.plugin.v1.SinkRecordR\x06record\x122\n" +
+	"\aschemas\x18\b \x03(\v2\x18.sluice.plugin.v1.SchemaR\aschemas\"\x1c\n" +
 	"\x1aReportErrantRecordResponse2\xd7\a\n" +
 	"\x06Worker\x12`\n" +
 	"\rSourceOffsets\x12&.sluice.plugin.v1.SourceOffsetsRequest\x1a'.sluice.plugin.v1.SourceOffsetsResponse\x12\x87\x01\n" +
@@ -944,37 +970,41 @@ var file_sluice_plugin_v1_worker_proto_goTypes = []any{
 	(*ReportErrantRecordResponse)(nil),         // 18: sluice.plugin.v1.ReportErrantRecordResponse
 	(*TopicPartition)(nil),                     // 19: sluice.plugin.v1.TopicPartition
 	(*PartitionOffset)(nil),                    // 20: sluice.plugin.v1.PartitionOffset
+	(*SinkRecord)(nil),                         // 21: sluice.plugin.v1.SinkRecord
+	(*Schema)(nil),                             // 22: sluice.plugin.v1.Schema
 }
 var file_sluice_plugin_v1_worker_proto_depIdxs = []int32{
 	2,  // 0: sluice.plugin.v1.SourceOffsetsResponse.offsets:type_name -> sluice.plugin.v1.SourceOffset
 	19, // 1: sluice.plugin.v1.AssignmentResponse.partitions:type_name -> sluice.plugin.v1.TopicPartition
 	19, // 2: sluice.plugin.v1.PartitionsRequest.partitions:type_name -> sluice.plugin.v1.TopicPartition
 	20, // 3: sluice.plugin.v1.RewindRequest.offsets:type_name -> sluice.plugin.v1.PartitionOffset
-	0,  // 4: sluice.plugin.v1.Worker.SourceOffsets:input_type -> sluice.plugin.v1.SourceOffsetsRequest
-	3,  // 5: sluice.plugin.v1.Worker.RequestTaskReconfiguration:input_type -> sluice.plugin.v1.RequestTaskReconfigurationRequest
-	5,  // 6: sluice.plugin.v1.Worker.RaiseError:input_type -> sluice.plugin.v1.RaiseErrorRequest
-	7,  // 7: sluice.plugin.v1.Worker.Assignment:input_type -> sluice.plugin.v1.AssignmentRequest
-	9,  // 8: sluice.plugin.v1.Worker.Pause:input_type -> sluice.plugin.v1.PartitionsRequest
-	9,  // 9: sluice.plugin.v1.Worker.Resume:input_type -> sluice.plugin.v1.PartitionsRequest
-	11, // 10: sluice.plugin.v1.Worker.Rewind:input_type -> sluice.plugin.v1.RewindRequest
-	13, // 11: sluice.plugin.v1.Worker.RequestCommit:input_type -> sluice.plugin.v1.RequestCommitRequest
-	15, // 12: sluice.plugin.v1.Worker.SetRetryBackoff:input_type -> sluice.plugin.v1.SetRetryBackoffRequest
-	17, // 13: sluice.plugin.v1.Worker.ReportErrantRecord:input_type -> sluice.plugin.v1.ReportErrantRecordRequest
-	1,  // 14: sluice.plugin.v1.Worker.SourceOffsets:output_type -> sluice.plugin.v1.SourceOffsetsResponse
-	4,  // 15: sluice.plugin.v1.Worker.RequestTaskReconfiguration:output_type -> sluice.plugin.v1.RequestTaskReconfigurationResponse
-	6,  // 16: sluice.plugin.v1.Worker.RaiseError:output_type -> sluice.plugin.v1.RaiseErrorResponse
-	8,  // 17: sluice.plugin.v1.Worker.Assignment:output_type -> sluice.plugin.v1.AssignmentResponse
-	10, // 18: sluice.plugin.v1.Worker.Pause:output_type -> sluice.plugin.v1.PartitionsResponse
-	10, // 19: sluice.plugin.v1.Worker.Resume:output_type -> sluice.plugin.v1.PartitionsResponse
-	12, // 20: sluice.plugin.v1.Worker.Rewind:output_type -> sluice.plugin.v1.RewindResponse
-	14, // 21: sluice.plugin.v1.Worker.RequestCommit:output_type -> sluice.plugin.v1.RequestCommitResponse
-	16, // 22: sluice.plugin.v1.Worker.SetRetryBackoff:output_type -> sluice.plugin.v1.SetRetryBackoffResponse
-	18, // 23: sluice.plugin.v1.Worker.ReportErrantRecord:output_type -> sluice.plugin.v1.ReportErrantRecordResponse
-	14, // [14:24] is the sub-list for method output_type
-	4,  // [4:14] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	21, // 4: sluice.plugin.v1.ReportErrantRecordRequest.record:type_name -> sluice.plugin.v1.SinkRecord
+	22, // 5: sluice.plugin.v1.ReportErrantRecordRequest.schemas:type_name -> sluice.plugin.v1.Schema
+	0,  // 6: sluice.plugin.v1.Worker.SourceOffsets:input_type -> sluice.plugin.v1.SourceOffsetsRequest
+	3,  // 7: sluice.plugin.v1.Worker.RequestTaskReconfiguration:input_type -> sluice.plugin.v1.RequestTaskReconfigurationRequest
+	5,  // 8: sluice.plugin.v1.Worker.RaiseError:input_type -> sluice.plugin.v1.RaiseErrorRequest
+	7,  // 9: sluice.plugin.v1.Worker.Assignment:input_type -> sluice.plugin.v1.AssignmentRequest
+	9,  // 10: sluice.plugin.v1.Worker.Pause:input_type -> sluice.plugin.v1.PartitionsRequest
+	9,  // 11: sluice.plugin.v1.Worker.Resume:input_type -> sluice.plugin.v1.PartitionsRequest
+	11, // 12: sluice.plugin.v1.Worker.Rewind:input_type -> sluice.plugin.v1.RewindRequest
+	13, // 13: sluice.plugin.v1.Worker.RequestCommit:input_type -> sluice.plugin.v1.RequestCommitRequest
+	15, // 14: sluice.plugin.v1.Worker.SetRetryBackoff:input_type -> sluice.plugin.v1.SetRetryBackoffRequest
+	17, // 15: sluice.plugin.v1.Worker.ReportErrantRecord:input_type -> sluice.plugin.v1.ReportErrantRecordRequest
+	1,  // 16: sluice.plugin.v1.Worker.SourceOffsets:output_type -> sluice.plugin.v1.SourceOffsetsResponse
+	4,  // 17: sluice.plugin.v1.Worker.RequestTaskReconfiguration:output_type -> sluice.plugin.v1.RequestTaskReconfigurationResponse
+	6,  // 18: sluice.plugin.v1.Worker.RaiseError:output_type -> sluice.plugin.v1.RaiseErrorResponse
+	8,  // 19: sluice.plugin.v1.Worker.Assignment:output_type -> sluice.plugin.v1.AssignmentResponse
+	10, // 20: sluice.plugin.v1.Worker.Pause:output_type -> sluice.plugin.v1.PartitionsResponse
+	10, // 21: sluice.plugin.v1.Worker.Resume:output_type -> sluice.plugin.v1.PartitionsResponse
+	12, // 22: sluice.plugin.v1.Worker.Rewind:output_type -> sluice.plugin.v1.RewindResponse
+	14, // 23: sluice.plugin.v1.Worker.RequestCommit:output_type -> sluice.plugin.v1.RequestCommitResponse
+	16, // 24: sluice.plugin.v1.Worker.SetRetryBackoff:output_type -> sluice.plugin.v1.SetRetryBackoffResponse
+	18, // 25: sluice.plugin.v1.Worker.ReportErrantRecord:output_type -> sluice.plugin.v1.ReportErrantRecordResponse
+	16, // [16:26] is the sub-list for method output_type
+	6,  // [6:16] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_sluice_plugin_v1_worker_proto_init() }
