@@ -126,3 +126,50 @@ func TestDistributedDeleteResetsActiveTopics(t *testing.T) {
 		t.Fatalf("active topics of the new connector: %v", topics)
 	}
 }
+
+// Deleting a connector stops its instance and its tasks on every worker
+// that runs them, and the leader tombstones the connector's and the tasks'
+// statuses.
+func TestDistributedDeleteStopsEverywhere(t *testing.T) {
+	e := newDEnv(t)
+	in1, in2 := newFakeInstances(), newFakeInstances()
+	h1 := e.start("w1", in1, true)
+	h2 := e.start("w2", in2, true)
+	createRetrying(t, h2, "a")
+	dStates(t, h1, "a", "RUNNING:RUNNING,RUNNING")
+	ids := []string{"a-0", "a-1"}
+	runs := map[*fakeInstances]int{}
+	for _, id := range ids {
+		for _, in := range []*fakeInstances{in1, in2} {
+			if in.count(in.taskStarts, id) > 0 {
+				runs[in]++
+			}
+		}
+	}
+	if runs[in1] == 0 || runs[in2] == 0 {
+		t.Fatalf("tasks per worker %v, want both", runs)
+	}
+	if err := h1.DeleteConnector(ctxT(t), "a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		for _, in := range []*fakeInstances{in1, in2} {
+			if in.count(in.taskStarts, id) > 0 {
+				dWait(t, id+" stopped", func() bool { return stopped(in.task(id)) })
+			}
+		}
+		dWait(t, "status of "+id+" tombstoned", func() bool {
+			v, ok := e.lastStatusValue("status-task-" + id)
+			return ok && v == nil
+		})
+	}
+	dWait(t, "connector status tombstoned", func() bool {
+		v, ok := e.lastStatusValue("status-connector-a")
+		return ok && v == nil
+	})
+	for _, h := range []*herder.Distributed{h1, h2} {
+		if _, err := h.ConnectorStatus(ctxT(t), "a"); !errors.Is(err, herder.ErrNotFound) {
+			t.Fatalf("status after delete: %v", err)
+		}
+	}
+}
