@@ -65,6 +65,9 @@ type StandaloneOptions struct {
 	TopicTrackingDisabled bool
 	// TopicResetDisabled is topic.tracking.allow.reset=false.
 	TopicResetDisabled bool
+	// TopicCreation is topic.creation.enable: a source connector's
+	// topic.creation.* settings are validated (and used by its tasks).
+	TopicCreation bool
 
 	// TaskShutdownTimeout is task.shutdown.graceful.timeout.ms: how long all
 	// the tasks being stopped together get to drain before they are killed.

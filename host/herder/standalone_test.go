@@ -729,3 +729,54 @@ func TestConnectorStartFailureStillCreates(t *testing.T) {
 	}
 	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
 }
+
+// With topic.creation.enable (the worker's default), a source connector's
+// topic.creation.* settings are validated when it is created, each problem
+// on its key, rather than failing its tasks at their first record; with it
+// off, they are not looked at.
+func TestValidateSourceTopicCreation(t *testing.T) {
+	ctx := ctxT(t)
+	errsOf := func(infos *herder.ConfigInfos, key string) []string {
+		for _, c := range infos.Configs {
+			if c.Value != nil && c.Value.Name == key {
+				return c.Value.Errors
+			}
+		}
+		return nil
+	}
+	bad := srcConfig("name", "s", "topic.creation.default.partitions", "0",
+		"topic.creation.groups", "compacted", "topic.creation.compacted.include", "orders-(",
+		"topic.creation.compacted.replication.factor", "x")
+	f := newFixtureWith(t, func(o *herder.StandaloneOptions) { o.TopicCreation = true })
+	infos, err := f.h.ValidateConfig(ctx, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"topic.creation.default.replication.factor":   `missing required configuration "topic.creation.default.replication.factor"`,
+		"topic.creation.default.partitions":           "invalid value 0 for configuration topic.creation.default.partitions",
+		"topic.creation.compacted.include":            "invalid value for configuration topic.creation.compacted.include",
+		"topic.creation.compacted.replication.factor": "invalid value x for configuration topic.creation.compacted.replication.factor",
+	}
+	for key, msg := range want {
+		if got := errsOf(infos, key); len(got) != 1 || !strings.Contains(got[0], msg) {
+			t.Errorf("%s: errors %q, want one containing %q", key, got, msg)
+		}
+	}
+	if infos.ErrorCount != len(want) {
+		t.Errorf("error_count %d, want %d", infos.ErrorCount, len(want))
+	}
+	if _, _, err := f.h.PutConnectorConfig(ctx, "s", bad, false, ""); err == nil || !strings.Contains(err.Error(), "topic.creation.default.replication.factor") {
+		t.Fatalf("create with bad topic creation settings: %v", err)
+	}
+
+	good := srcConfig("name", "s", "topic.creation.default.partitions", "3", "topic.creation.default.replication.factor", "-1")
+	if infos, err := f.h.ValidateConfig(ctx, good); err != nil || infos.ErrorCount != 0 {
+		t.Fatalf("good topic creation settings: %v, %+v", err, infos)
+	}
+
+	off := newFixture(t)
+	if infos, err := off.h.ValidateConfig(ctx, bad); err != nil || infos.ErrorCount != 0 {
+		t.Fatalf("topic.creation.enable=false: %v, %d errors", err, infos.ErrorCount)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sluice-io/sluice/host/runtime"
 	"github.com/sluice-io/sluice/pluginsdk/config"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
@@ -80,6 +81,9 @@ func (h *Standalone) validateResolved(ctx context.Context, raw, cfg map[string]s
 	if class.Type == TypeSink {
 		validateSinkTopics(cfg, byName)
 	}
+	if class.Type == TypeSource && h.opts.TopicCreation {
+		transformExtra = append(transformExtra, topicCreationValues(cfg, byName)...)
+	}
 	if h.opts.Converters != nil {
 		for _, key := range []string{KeyKeyConverter, KeyValueConverter, KeyHeaderConverter} {
 			v := byName[key]
@@ -149,6 +153,27 @@ func (h *Standalone) transformValues(cfg map[string]string, byName map[string]*c
 		} else if len(v.Errors) > 0 {
 			extra = append(extra, v)
 		}
+	}
+	return extra
+}
+
+// topicCreationValues puts the problems of a source connector's
+// topic.creation.* settings (KIP-158) on their keys, as Kafka Connect's
+// source connector config does when the worker creates topics, so that a
+// connector that would fail its tasks at their first record is refused
+// when it is created; it returns the values of keys the framework does not
+// define.
+func topicCreationValues(cfg map[string]string, byName map[string]*config.ConfigValue) []config.ConfigValue {
+	problems := runtime.ValidateTopicCreation(cfg)
+	var extra []config.ConfigValue
+	for _, key := range slices.Sorted(maps.Keys(problems)) {
+		if cur := byName[key]; cur != nil {
+			for _, msg := range problems[key] {
+				cur.AddError(msg)
+			}
+			continue
+		}
+		extra = append(extra, config.ConfigValue{Name: key, Value: cfg[key], Errors: problems[key], Visible: true})
 	}
 	return extra
 }

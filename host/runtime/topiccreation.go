@@ -86,6 +86,15 @@ func (c *TopicCreation) GroupFor(topic string) *TopicGroup {
 // takes no topic, until set. The default group takes every topic (its own
 // include and exclude are ignored).
 func ParseTopicCreation(props map[string]string) (*TopicCreation, error) {
+	c, errs := parseTopicCreation(props)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("topic creation: %w", err)
+	}
+	return c, nil
+}
+
+// parseTopicCreation is ParseTopicCreation with its problems one by one.
+func parseTopicCreation(props map[string]string) (*TopicCreation, []error) {
 	used := false
 	for k := range props {
 		if strings.HasPrefix(k, TopicCreationPrefix) {
@@ -123,7 +132,7 @@ func ParseTopicCreation(props map[string]string) (*TopicCreation, error) {
 		case name == DefaultTopicCreationGroup:
 			// Always there; listing it changes nothing.
 		case slices.Contains(names, name):
-			errs = append(errs, fmt.Errorf("%s: topic creation group %s is listed twice", KeyTopicCreationGroups, name))
+			errs = append(errs, &settingError{KeyTopicCreationGroups, fmt.Errorf("%s: topic creation group %s is listed twice", KeyTopicCreationGroups, name)})
 		default:
 			names = append(names, name)
 		}
@@ -150,16 +159,46 @@ func ParseTopicCreation(props map[string]string) (*TopicCreation, error) {
 		}
 		c.Groups = append(c.Groups, g)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("topic creation: %w", err)
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return c, nil
 }
 
 func topicGroupKey(group, setting string) string { return TopicCreationPrefix + group + "." + setting }
 
+// settingError is a problem with one topic creation setting, so that
+// validation can show it on its key.
+type settingError struct {
+	key string
+	err error
+}
+
+func (e *settingError) Error() string { return e.err.Error() }
+func (e *settingError) Unwrap() error { return e.err }
+
+// ValidateTopicCreation is ParseTopicCreation for connector validation:
+// the problems of a source connector's topic.creation.* settings, by key.
+// topic.creation.groups itself is left to the connector config's own
+// definition, which checks its list.
+func ValidateTopicCreation(props map[string]string) map[string][]string {
+	_, errs := parseTopicCreation(props)
+	var out map[string][]string
+	for _, err := range errs {
+		var se *settingError
+		if errors.As(err, &se) && se.key != KeyTopicCreationGroups {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[se.key] = append(out[se.key], se.Error())
+		}
+	}
+	return out
+}
+
 func missingSetting(group, setting string) error {
-	return fmt.Errorf("missing required configuration %q which has no default value", topicGroupKey(group, setting))
+	key := topicGroupKey(group, setting)
+	return &settingError{key, fmt.Errorf("missing required configuration %q which has no default value", key)}
 }
 
 // topicGroupInt reads a group's replication factor or partitions: -1 or
@@ -172,7 +211,7 @@ func topicGroupInt(props map[string]string, group, setting string, hi int64) (v 
 	}
 	v, err = strconv.ParseInt(raw, 10, 64)
 	if err != nil || v != -1 && (v < 1 || v > hi) {
-		return 0, false, fmt.Errorf("invalid value %s for configuration %s: value must be -1 or from 1 to %d", raw, key, hi)
+		return 0, false, &settingError{key, fmt.Errorf("invalid value %s for configuration %s: value must be -1 or from 1 to %d", raw, key, hi)}
 	}
 	return v, true, nil
 }
@@ -186,7 +225,8 @@ func topicPattern(props map[string]string, group, setting string) (*regexp.Regex
 	}
 	re, err := regexp.Compile(`^(?:` + strings.Join(list, "|") + `)$`)
 	if err != nil {
-		return nil, fmt.Errorf("invalid value for configuration %s: %w", topicGroupKey(group, setting), err)
+		key := topicGroupKey(group, setting)
+		return nil, &settingError{key, fmt.Errorf("invalid value for configuration %s: %w", key, err)}
 	}
 	return re, nil
 }

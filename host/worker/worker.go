@@ -217,6 +217,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		TaskShutdownTimeout:   w.cfg.Millis(config.TaskShutdownGracefulTimeout),
 		TopicTrackingDisabled: !w.cfg.Bool(config.TopicTrackingEnable),
 		TopicResetDisabled:    !w.cfg.Bool(config.TopicTrackingAllowReset),
+		TopicCreation:         w.cfg.Bool(config.TopicCreationEnable),
 		Logger:                w.loggers.Logger(logging.HerderName),
 		Resolver:              w.resolver,
 	})
