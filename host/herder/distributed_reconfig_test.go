@@ -203,3 +203,38 @@ func TestDistributedSameConfigRestartsConnector(t *testing.T) {
 		t.Fatalf("%d commits, want 1", n)
 	}
 }
+
+// A task whose configs were committed anew is stopped at once but started
+// again only after the rebalance that commit asks for, as Kafka Connect's
+// herder restarts reconfigured tasks only if the new assignment still
+// gives them to it: its RUNNING status after the restart carries a newer
+// generation than the one before.
+func TestDistributedReconfiguredTasksWaitForRebalance(t *testing.T) {
+	e := newDEnv(t)
+	in := newFakeInstances()
+	h := e.start("w1", in, false)
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "a", srcConfig(), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "a", "RUNNING:RUNNING,RUNNING")
+	before := e.waitStatusTail("status-task-a-0", "RUNNING")
+	g0 := before[len(before)-1].Generation
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "a", srcConfig("unrelated", "1"), true, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dWait(t, "a-0 started again", func() bool { return in.count(in.taskStarts, "a-0") == 2 })
+	var after []statusRecord
+	dWait(t, "a RUNNING record after the restart", func() bool {
+		after = e.statusRecords("status-task-a-0")
+		return len(after) > len(before) && after[len(after)-1].State == "RUNNING"
+	})
+	for _, r := range after[len(before):] {
+		if r.State == "RUNNING" && r.Generation <= g0 {
+			t.Fatalf("a-0 RUNNING again in generation %d, the one before the commit (%d): restarted before the rebalance; records %+v", r.Generation, g0, after)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := in.count(in.taskStarts, "a-0"); n != 2 {
+		t.Fatalf("%d starts of a-0, want 2", n)
+	}
+}

@@ -27,8 +27,10 @@ import (
 //	                    it asks) it generates task configs, which the leader
 //	                    writes (a follower sends them to the leader).
 //	task                runs when owned and committed; a new commit of its
-//	                    connector's task configs restarts it; paused and
-//	                    resumed with its connector's target state.
+//	                    connector's task configs stops it, and it starts
+//	                    again after the rebalance that commit asks for, if
+//	                    still owned; paused and resumed with its
+//	                    connector's target state.
 //
 // Statuses are written to the status topic with the group generation.
 
@@ -36,8 +38,14 @@ type work struct {
 	mu         sync.Mutex
 	owned      cluster.Work
 	generation int32
-	conns      map[string]*dconn
-	tasks      map[storage.TaskID]*dtask
+	// assignedGens are the connectors' task config generations as of the
+	// last round taken on. Tasks of a newer commit wait for the rebalance
+	// the commit asks for: only then is it known who runs them (Kafka
+	// Connect stops reconfigured tasks at once and restarts them after the
+	// rebalance, if still assigned).
+	assignedGens map[string]int
+	conns        map[string]*dconn
+	tasks        map[storage.TaskID]*dtask
 	// live lets OnLost cancel task runners without waiting for mu.
 	live sync.Map // storage.TaskID → *dtask
 }
@@ -45,6 +53,7 @@ type work struct {
 func (w *work) init() {
 	w.conns = map[string]*dconn{}
 	w.tasks = map[storage.TaskID]*dtask{}
+	w.assignedGens = map[string]int{}
 }
 
 // dconn is a connector instance this worker runs (or failed to run).
@@ -148,6 +157,13 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	w := &d.work
 	w.mu.Lock()
 	w.owned, w.generation = a.Owned, a.Generation
+	snap := d.config.Snapshot()
+	clear(w.assignedGens)
+	for _, c := range snap.Connectors() {
+		if g, ok := snap.TaskConfigGeneration(c); ok {
+			w.assignedGens[c] = g
+		}
+	}
 	w.mu.Unlock()
 	d.mu.Lock()
 	d.assigned = true
@@ -446,6 +462,9 @@ func (d *Distributed) reconcile() (retry bool) {
 		gen, _ := snap.TaskConfigGeneration(id.Connector)
 		dt := w.tasks[id]
 		if dt == nil {
+			if ag, ok := w.assignedGens[id.Connector]; !ok || ag != gen {
+				continue // committed after the last round: wait for the next
+			}
 			dt = d.startTask(ctx, id, ccfg, tcfg, gen, target == storage.TargetPaused, 0)
 			w.tasks[id] = dt
 			continue
