@@ -70,11 +70,13 @@ type Distributed struct {
 	protocol atomic.Pointer[cluster.Protocol]
 	// keyKick wakes the session key loop (sessionkey.go).
 	keyKick chan struct{}
-	// stopWrite serializes the leader's writes of task configs with its
-	// stop sequence, so task configs are never written after the STOPPED
-	// state (the check and the write are one step, as on Kafka Connect's
-	// herder thread).
-	stopWrite sync.Mutex
+	// leaderWrite makes each of the leader's check-then-write steps on the
+	// config topic (create or replace a config, delete, stop, write task
+	// configs) one step, as on Kafka Connect's single herder thread: two
+	// creates of one name cannot both succeed, and task configs are never
+	// written after the STOPPED state. Held across Kafka writes only, never
+	// across a plugin call.
+	leaderWrite sync.Mutex
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -465,9 +467,11 @@ func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, confi
 		}
 		return &info, code == http.StatusCreated, nil
 	}
+	d.leaderWrite.Lock()
 	snap := d.config.Snapshot()
 	exists := snap.Contains(name)
 	if exists && !allowReplace {
+		d.leaderWrite.Unlock()
 		return nil, false, Errorf(ErrAlreadyExists, "Connector %s already exists", name)
 	}
 	var ts *storage.TargetState
@@ -480,6 +484,7 @@ func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, confi
 	end := d.base.stages.begin("writing a config for connector " + name + " to the config topic")
 	err = d.config.PutConnectorConfig(ctx, name, cfg, ts)
 	end()
+	d.leaderWrite.Unlock()
 	if err != nil {
 		return nil, false, err
 	}
@@ -531,6 +536,8 @@ func (d *Distributed) DeleteConnector(ctx context.Context, name string) error {
 		_, err := d.fwd.do(fctx, base, http.MethodDelete, connectorPath(name), nil, fwd, nil, nil)
 		return err
 	}
+	d.leaderWrite.Lock()
+	defer d.leaderWrite.Unlock()
 	if !d.config.Snapshot().Contains(name) {
 		return Errorf(ErrNotFound, "Connector %s not found", name)
 	}
@@ -661,8 +668,8 @@ func (d *Distributed) sendTaskConfigs(ctx context.Context, base, fwd, name strin
 // takes only the empty set (its owner may have generated configs just
 // before it heard of the stop).
 func (d *Distributed) writeTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
-	d.stopWrite.Lock()
-	defer d.stopWrite.Unlock()
+	d.leaderWrite.Lock()
+	defer d.leaderWrite.Unlock()
 	snap := d.config.Snapshot()
 	if !snap.Contains(name) {
 		return Errorf(ErrNotFound, "Connector %s not found", name)
@@ -784,8 +791,8 @@ func (d *Distributed) StopConnector(ctx context.Context, name string) error {
 		_, err := d.fwd.do(fctx, base, http.MethodPut, connectorPath(name, "stop"), nil, fwd, nil, nil)
 		return err
 	}
-	d.stopWrite.Lock()
-	defer d.stopWrite.Unlock()
+	d.leaderWrite.Lock()
+	defer d.leaderWrite.Unlock()
 	if !d.config.Snapshot().Contains(name) {
 		return Errorf(ErrNotFound, "Unknown connector %s", name)
 	}

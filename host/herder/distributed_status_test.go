@@ -173,3 +173,37 @@ func TestDistributedDeleteStopsEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent creates of one name on the leader: one is created, the others
+// answer 409 "already exists", as on Kafka Connect's single herder thread.
+func TestDistributedConcurrentCreatesOneWins(t *testing.T) {
+	e := newDEnv(t)
+	h := e.start("w1", newFakeInstances(), false)
+	const n = 8
+	errs := make(chan error, n)
+	created := make(chan bool, n)
+	for range n {
+		go func() {
+			_, c, err := h.PutConnectorConfig(ctxT(t), "a", srcConfig(), false, herder.TargetStarted)
+			created <- c
+			errs <- err
+		}()
+	}
+	var wins, exists int
+	for range n {
+		if <-created {
+			wins++
+		}
+		err := <-errs
+		switch {
+		case err == nil:
+		case errors.Is(err, herder.ErrAlreadyExists):
+			exists++
+		default:
+			t.Fatalf("create: %v", err)
+		}
+	}
+	if wins != 1 || exists != n-1 {
+		t.Fatalf("%d created, %d already exists; want 1 and %d", wins, exists, n-1)
+	}
+}
