@@ -521,9 +521,9 @@ type transformFunc func(*data.Record) (*data.Record, error)
 func (f transformFunc) Apply(r *data.Record) (*data.Record, error) { return f(r) }
 
 // newCluster starts a kfake cluster with the given topics (name → partitions).
-func newCluster(t testing.TB, brokers int, topics map[string]int32) *kfake.Cluster {
+func newCluster(t testing.TB, brokers int, topics map[string]int32, extra ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
-	opts := []kfake.Opt{kfake.NumBrokers(brokers)}
+	opts := append([]kfake.Opt{kfake.NumBrokers(brokers)}, extra...)
 	for name, n := range topics {
 		opts = append(opts, kfake.SeedTopics(n, name))
 	}

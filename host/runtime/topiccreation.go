@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Source connector settings of topic creation (KIP-158).
@@ -304,17 +305,29 @@ func (t *sourceTask) createTopic(ctx context.Context, topic string) error {
 	defer done()
 	cctx, cancel := context.WithTimeout(ictx, t.cfg.CallTimeout)
 	defer cancel()
-	details, err := t.admin.ListTopics(cctx, topic)
+	// A metadata request of our own, which asks the broker not to create
+	// the topic: the producer client's lookups (kadm's ListTopics included)
+	// ask it to, as Kafka's producer does, and the broker would create the
+	// topic with its own defaults before the connector's settings could.
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = false
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(cctx, t.client)
 	if err != nil {
 		return fmt.Errorf("look up topic %s: %w", topic, err)
 	}
-	if d, ok := details[topic]; ok {
-		switch {
-		case d.Err == nil:
+	for _, rt := range resp.Topics {
+		if rt.Topic == nil || *rt.Topic != topic {
+			continue
+		}
+		switch err := kerr.ErrorForCode(rt.ErrorCode); {
+		case err == nil:
 			t.log.Info("topic exists; not creating it", "topic", topic)
 			return nil
-		case !errors.Is(d.Err, kerr.UnknownTopicOrPartition):
-			return fmt.Errorf("look up topic %s: %w", topic, d.Err)
+		case !errors.Is(err, kerr.UnknownTopicOrPartition):
+			return fmt.Errorf("look up topic %s: %w", topic, err)
 		}
 	}
 	g := t.cfg.TopicCreation.GroupFor(topic)
@@ -325,9 +338,9 @@ func (t *sourceTask) createTopic(ctx context.Context, topic string) error {
 			configs[k] = &v
 		}
 	}
-	resp, err := t.admin.CreateTopic(cctx, g.Partitions, g.ReplicationFactor, configs, topic)
+	created, err := t.admin.CreateTopic(cctx, g.Partitions, g.ReplicationFactor, configs, topic)
 	if err == nil {
-		err = resp.Err
+		err = created.Err
 	}
 	switch {
 	case err == nil:

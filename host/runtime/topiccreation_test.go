@@ -87,11 +87,13 @@ func TestParseTopicCreation(t *testing.T) {
 }
 
 // topicCreationTask runs the fake source's records to the topics of
-// topicOf against a cluster that does not create topics on its own, with
-// the given topic creation settings.
+// topicOf with the given topic creation settings, against a cluster that
+// creates a missing topic when asked to, and a producer that asks it to, as
+// the worker's does (Kafka's producer default): the task's own lookup must
+// not let the broker create the topic with its defaults first.
 func topicCreationTask(t *testing.T, props map[string]string, topicOf func(seq uint64) string, setup ...func(*kfake.Cluster)) (*sourceTask, *fakeSource, *recListener, func() error, *kadm.Client) {
 	t.Helper()
-	c := newCluster(t, 1, map[string]int32{"t": 3})
+	c := newCluster(t, 1, map[string]int32{"t": 3}, kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
 	for _, s := range setup {
 		s(c)
 	}
@@ -110,6 +112,7 @@ func topicCreationTask(t *testing.T, props map[string]string, topicOf func(seq u
 	}
 	l := newRecListener()
 	cfg := sourceConfig(c, f, newMemOffsets(ev), l)
+	cfg.ProducerOpts = append(cfg.ProducerOpts, kgo.AllowAutoTopicCreation())
 	cfg.TopicCreation = tc
 	task, err := NewSourceTask(cfg)
 	if err != nil {
