@@ -279,7 +279,7 @@ func (d *Distributed) Close(ctx context.Context) error {
 
 	d.stopAllWork(true)
 	// Flush the UNASSIGNED statuses before leaving.
-	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	fctx, cancel := context.WithTimeout(ctx, statusFlushTimeout)
 	d.statusQ.flush(fctx)
 	cancel()
 	var errs []error

@@ -2,6 +2,7 @@ package herder_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -205,5 +206,29 @@ func TestDistributedConcurrentCreatesOneWins(t *testing.T) {
 	}
 	if wins != 1 || exists != n-1 {
 		t.Fatalf("%d created, %d already exists; want 1 and %d", wins, exists, n-1)
+	}
+}
+
+// The UNASSIGNED statuses of revoked work are on the status topic when
+// OnRevoked returns, before the worker rejoins, as Kafka Connect flushes
+// its status store then: written later, they could land after the new
+// owner's RUNNING.
+func TestDistributedRevokedStatusesFlushed(t *testing.T) {
+	e := newDEnv(t)
+	h := e.start("w1", newFakeInstances(), false)
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "a", srcConfig(), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "a", "RUNNING:RUNNING,RUNNING")
+	h.OnRevoked(ctxT(t), cluster.Assignment{
+		Owned:   cluster.Work{Tasks: []cluster.TaskID{{Connector: "a", Task: 1}}},
+		Revoked: cluster.Work{Connectors: []string{"a"}, Tasks: []cluster.TaskID{{Connector: "a", Task: 0}}},
+	})
+	for _, key := range []string{"status-connector-a", "status-task-a-0"} {
+		v, _ := e.lastStatusValue(key)
+		var s statusRecord
+		if err := json.Unmarshal(v, &s); err != nil || s.State != "UNASSIGNED" {
+			t.Fatalf("last %s record when OnRevoked returned: %s", key, v)
+		}
 	}
 }

@@ -127,8 +127,18 @@ func (d *Distributed) OnRevoked(_ context.Context, a cluster.Assignment) {
 			d.putConnStatus(c, storage.StateUnassigned, "", true)
 		}
 	}
+	// The statuses go out before the worker rejoins (Kafka Connect
+	// flushes its status store here): written later, an UNASSIGNED could
+	// land after the new owner's RUNNING.
+	fctx, cancel := context.WithTimeout(d.ctx, statusFlushTimeout)
+	d.statusQ.flush(fctx)
+	cancel()
 	d.log.Info("work revoked", "revoked", a.Revoked.String())
 }
+
+// statusFlushTimeout bounds the wait for queued statuses to be written
+// before the worker rejoins or leaves.
+const statusFlushTimeout = 5 * time.Second
 
 // OnAssigned implements cluster.Handler.
 func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
