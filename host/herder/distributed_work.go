@@ -23,9 +23,9 @@ import (
 //
 //	connector instance  runs when owned, configured and not STOPPED; a
 //	                    config record (even an unchanged config) restarts
-//	                    it; once started (and when
-//	                    it asks) it generates task configs, which the leader
-//	                    writes (a follower sends them to the leader).
+//	                    it; once started (and when it asks) it generates
+//	                    task configs, which the leader writes (a follower
+//	                    sends them to the leader).
 //	task                runs when owned and committed; a new commit of its
 //	                    connector's task configs stops it, and it starts
 //	                    again after the rebalance that commit asks for, if
@@ -247,9 +247,10 @@ func (d *Distributed) stopAllWork(report bool) {
 }
 
 // cleanDeletedStatuses writes tombstones for the statuses (and topic
-// records) of connectors that no longer exist and of tasks their connector no longer has (tasks.max
-// lowered, or STOPPED): the leader does it after a rebalance, as Kafka
-// Connect's, once the previous owners have stopped them.
+// records) of connectors that no longer exist and for the statuses of tasks
+// their connector no longer has (tasks.max lowered, or STOPPED): the leader
+// does it after a rebalance, as Kafka Connect's, once the previous owners
+// have stopped them.
 func (d *Distributed) cleanDeletedStatuses(gen int32) {
 	snap := d.config.Snapshot()
 	gone := storage.Status{State: storage.StateDestroyed, WorkerID: d.workerIDString(), Generation: gen}
