@@ -78,19 +78,7 @@ func TestSourceFailedAckDoesNotHoldBackOffsets(t *testing.T) {
 	f.ackErr = &wire.Error{Kind: wire.KindFatal, Message: "commitRecord threw"}
 	st := newMemOffsets(ev)
 	l := newRecListener()
-	task, err := NewSourceTask(sourceConfig(c, f, st, l))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait := runTask(t, task)
-	eventually(t, "records in flight", func() bool {
-		_, n := task.(*sourceTask).tracker.inflight()
-		return n > 50
-	})
-	task.Stop()
-	if err := wait(); err != nil {
-		t.Fatal(err)
-	}
+	stopWithRecordsInFlight(t, sourceConfig(c, f, st, l))
 	handed := f.handedOut()
 	if ev.lastIndex("ack ") < 0 {
 		t.Fatalf("no Ack at the drain; the test proves nothing: %v", ev.list())

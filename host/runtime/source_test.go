@@ -812,15 +812,12 @@ func delayProduce(c *kfake.Cluster, d time.Duration) {
 	})
 }
 
-// Stop drains: everything in flight is written and acknowledged before the
-// plugin's Stop, and the final offsets are stored.
-func TestSourceStopDrains(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"t": 3})
-	delayProduce(c, 200*time.Millisecond)
-	ev := &events{}
-	f := newFakeSource(ev)
-	st := newMemOffsets(ev)
-	task, err := NewSourceTask(sourceConfig(c, f, st, nil))
+// stopWithRecordsInFlight runs a source task (whose produce requests are
+// answered late: see delayProduce) until more than 50 records are in
+// flight, then stops it and waits for it to end.
+func stopWithRecordsInFlight(t *testing.T, cfg SourceConfig) *sourceTask {
+	t.Helper()
+	task, err := NewSourceTask(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -833,8 +830,20 @@ func TestSourceStopDrains(t *testing.T) {
 	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
+	return task.(*sourceTask)
+}
+
+// Stop drains: everything in flight is written and acknowledged before the
+// plugin's Stop, and the final offsets are stored.
+func TestSourceStopDrains(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"t": 3})
+	delayProduce(c, 200*time.Millisecond)
+	ev := &events{}
+	f := newFakeSource(ev)
+	st := newMemOffsets(ev)
+	task := stopWithRecordsInFlight(t, sourceConfig(c, f, st, nil))
 	handed := f.handedOut()
-	if _, n := task.(*sourceTask).tracker.inflight(); n != 0 {
+	if _, n := task.tracker.inflight(); n != 0 {
 		t.Errorf("%d records still in flight after the drain", n)
 	}
 	stop := ev.lastIndex("stop")
