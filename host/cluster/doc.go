@@ -119,7 +119,10 @@
 // Error == ConfigMismatch, read the config topic to the end before returning
 // (the member rejoins right after); when the local config offset is behind
 // a.ConfigOffset, read up to it (worker.sync.timeout.ms), and if that fails,
-// Leave, wait worker.unsync.backoff.ms and Run again; then start a.Added.
+// keep the work it ran, hold back a.Added and Rejoin: at once the first time,
+// then after a wait of one second doubling up to worker.unsync.backoff.ms
+// (Kafka Connect leaves the group and waits the whole backoff instead, which
+// stops all its work); otherwise start a.Added.
 // OnLost stops everything at once. A config change that needs a rebalance
 // (connector created or deleted, task configs committed) calls Rejoin.
 // Status tells whether a rebalance is under way (REST answers 409 then) and

@@ -196,7 +196,7 @@ func DistributedDef() *def.Def {
 	d.Define(def.Key{Name: WorkerSyncTimeoutMs, Type: def.Int, Default: 3000,
 		Importance: def.Medium, Group: groupDistributed, Doc: "How long a worker out of sync with the config topic waits to catch up, in milliseconds."})
 	d.Define(def.Key{Name: WorkerUnsyncBackoffMs, Type: def.Int, Default: 300000,
-		Importance: def.Medium, Group: groupDistributed, Doc: "How long a worker that could not catch up waits before rejoining, in milliseconds."})
+		Importance: def.Medium, Group: groupDistributed, Doc: "The longest a worker that could not catch up with the config topic several rounds in a row waits before rejoining (one second after the second such round, doubling up to this), in milliseconds."})
 	d.Define(def.Key{Name: ConnectProtocol, Type: def.String, Default: "sessioned", Validator: def.CaseInsensitiveValidString("eager", "compatible", "sessioned"),
 		Importance: def.Low, Group: groupDistributed, Doc: "Group sub-protocol: eager, compatible or sessioned."})
 	d.Define(def.Key{Name: ExactlyOnceSourceSupport, Type: def.String, Default: "disabled", Validator: def.CaseInsensitiveValidString("disabled", "preparing", "enabled"),

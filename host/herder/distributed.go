@@ -41,6 +41,10 @@ type DistributedOptions struct {
 	// SyncTimeout is worker.sync.timeout.ms: how long a worker behind the
 	// leader's config offset reads before it gives up and rejoins.
 	SyncTimeout time.Duration
+	// UnsyncBackoff is worker.unsync.backoff.ms: the longest a worker that
+	// failed to catch up several rounds in a row waits before it rejoins
+	// (see unsyncBackoff). Zero: it rejoins at once, every time.
+	UnsyncBackoff time.Duration
 	// ForwardTimeout bounds a request forwarded to another worker when the
 	// caller's context has no earlier deadline.
 	ForwardTimeout time.Duration
@@ -92,6 +96,8 @@ type Distributed struct {
 	closed         bool
 	assigned       bool // a first assignment completed
 	needsRebalance bool // a config change waits for the next rebalance
+	assignRounds   uint64 // OnAssigned calls so far
+	unsyncRounds   int    // rounds in a row this worker could not catch up in
 	known          map[string]bool
 	restarts       []storage.RestartRequest
 	bounce         map[string]bool            // connectors whose config record was read again

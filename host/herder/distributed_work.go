@@ -143,6 +143,10 @@ const statusFlushTimeout = 5 * time.Second
 // OnAssigned implements cluster.Handler.
 func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	d.setProtocol(a.Protocol)
+	d.mu.Lock()
+	d.assignRounds++
+	round := d.assignRounds
+	d.mu.Unlock()
 	if a.Error != 0 {
 		d.setNeedsRebalance()
 		d.log.Info("config offsets differ in the group; reading the config topic to the end", "leader_offset", a.ConfigOffset)
@@ -158,12 +162,19 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 		if err != nil || d.config.Snapshot().Offset() < a.ConfigOffset {
 			// Not resolved: what needs a current config answers 409
 			// until a round succeeds.
-			d.setNeedsRebalance()
-			d.log.Warn("behind the leader's config offset; rejoining", "error", err, "leader_offset", a.ConfigOffset)
-			d.rejoin("config topic behind the leader")
+			d.mu.Lock()
+			d.needsRebalance = true
+			d.unsyncRounds++
+			wait := unsyncBackoff(d.unsyncRounds, d.opts.UnsyncBackoff)
+			d.mu.Unlock()
+			d.log.Warn("behind the leader's config offset; rejoining", "error", err, "leader_offset", a.ConfigOffset, "after", wait)
+			d.rejoinAfter(wait, round, "config topic behind the leader")
 			return
 		}
 	}
+	d.mu.Lock()
+	d.unsyncRounds = 0
+	d.mu.Unlock()
 	w := &d.work
 	w.mu.Lock()
 	w.owned, w.generation = a.Owned, a.Generation
@@ -187,6 +198,50 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	// A new leader writes a session key if there is none or it is stale.
 	d.kickKeys()
 	d.reconcileNow()
+}
+
+// unsyncBackoff is how long a worker waits before it rejoins after its
+// rounds-th round in a row in which it could not read the config topic up
+// to the assignment's offset: not at all after the first (a slow read
+// passes), then one second, doubling up to worker.unsync.backoff.ms, so
+// that a worker that cannot catch up does not make the group rebalance
+// every few seconds. Kafka Connect leaves the group and waits the whole
+// worker.unsync.backoff.ms at the first failure, which stops all its work;
+// a Sluice worker keeps running what it ran and only holds back the work
+// the round added, answering 409 meanwhile.
+func unsyncBackoff(rounds int, limit time.Duration) time.Duration {
+	if rounds <= 1 || limit <= 0 {
+		return 0
+	}
+	wait := time.Second
+	for i := 2; i < rounds && wait < limit; i++ {
+		wait *= 2
+	}
+	return min(wait, limit)
+}
+
+// rejoinAfter asks for a rebalance after wait, unless another round was
+// assigned meanwhile (which tried again already) or the herder stops.
+func (d *Distributed) rejoinAfter(wait time.Duration, round uint64, reason string) {
+	if wait <= 0 {
+		d.rejoin(reason)
+		return
+	}
+	d.wg.Go(func() {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-t.C:
+		}
+		d.mu.Lock()
+		current := d.assignRounds == round
+		d.mu.Unlock()
+		if current {
+			d.rejoin(reason)
+		}
+	})
 }
 
 func (d *Distributed) setNeedsRebalance() {

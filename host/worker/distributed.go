@@ -163,10 +163,11 @@ func (w *Distributed) Start(ctx context.Context) error {
 			Logger:                w.loggers.Logger(logging.HerderName),
 			Resolver:              w.resolver,
 		},
-		Group:       group,
-		ConfigLog:   w.logConfig(topics.Config.Name, "configs"),
-		StatusLog:   w.logConfig(topics.Status.Name, "statuses"),
-		SyncTimeout: w.cfg.Millis(config.WorkerSyncTimeoutMs),
+		Group:         group,
+		ConfigLog:     w.logConfig(topics.Config.Name, "configs"),
+		StatusLog:     w.logConfig(topics.Status.Name, "statuses"),
+		SyncTimeout:   w.cfg.Millis(config.WorkerSyncTimeoutMs),
+		UnsyncBackoff: w.cfg.Millis(config.WorkerUnsyncBackoffMs),
 	})
 	if err != nil {
 		return err
