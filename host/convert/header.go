@@ -439,7 +439,7 @@ func (p *headerParser) array() (parsed, error) {
 	defer func() { p.depth-- }()
 	p.pos++
 	var elems []any
-	var common *data.Schema
+	var common schemaMerger
 	for {
 		p.ws()
 		if p.pos >= len(p.s) {
@@ -456,7 +456,7 @@ func (p *headerParser) array() (parsed, error) {
 		if err != nil {
 			return parsed{}, err
 		}
-		common = commonSchema(common, e)
+		common.merge(e)
 		elems = append(elems, e.v)
 		p.ws()
 		switch {
@@ -470,18 +470,18 @@ func (p *headerParser) array() (parsed, error) {
 	if elems == nil {
 		elems = []any{}
 	}
-	if common == nil {
+	if common.s == nil {
 		// Every element is null, or they share no schema.
 		return parsed{s: &data.Schema{Type: data.Array}, v: elems}, nil
 	}
 	for i, e := range elems {
-		v, err := alignTo(common, e)
+		v, err := alignTo(common.s, e)
 		if err != nil {
 			return parsed{}, err
 		}
 		elems[i] = v
 	}
-	return parsed{s: &data.Schema{Type: data.Array, ValueSchema: common}, v: elems}, nil
+	return parsed{s: &data.Schema{Type: data.Array, ValueSchema: common.s}, v: elems}, nil
 }
 
 func (p *headerParser) object() (parsed, error) {
@@ -491,7 +491,7 @@ func (p *headerParser) object() (parsed, error) {
 	defer func() { p.depth-- }()
 	p.pos++
 	var entries data.Map
-	var ks, vs *data.Schema
+	var km, vm schemaMerger
 	for {
 		p.ws()
 		if p.pos >= len(p.s) {
@@ -525,9 +525,10 @@ func (p *headerParser) object() (parsed, error) {
 		if p.peek(',') {
 			p.pos++
 		}
-		ks = commonSchema(ks, k)
-		vs = commonSchema(vs, v)
+		km.merge(k)
+		vm.merge(v)
 	}
+	ks, vs := km.s, vm.s
 	s := &data.Schema{Type: data.MapType}
 	if ks != nil {
 		s.KeySchema = ks
@@ -580,17 +581,31 @@ func numericRank(t data.Type) int {
 	return 0
 }
 
-// commonSchema is Values.commonSchemaFor: the schema that holds both the
-// elements seen so far and the next one, or nil when there is none (and
-// then detection restarts with the next element, as in Kafka).
-func commonSchema(prev *data.Schema, next parsed) *data.Schema {
-	if next.null {
-		return prev
+// schemaMerger is Values.SchemaMerger: it finds the schema that holds
+// every element of an array (or every key or value of a map), ignoring
+// nulls. Once two elements share no schema it gives up for good, so
+// [1,"a",2] has no element schema and keeps its elements as they are
+// (older Kafka started over at 2, then failed to convert "a").
+type schemaMerger struct {
+	s            *data.Schema
+	incompatible bool
+}
+
+func (m *schemaMerger) merge(next parsed) {
+	if next.null || m.incompatible {
+		return
 	}
-	if prev == nil {
-		return next.s
+	if m.s == nil {
+		m.s = next.s
+		return
 	}
-	ns := next.s
+	m.s = mergeSchemas(m.s, next.s)
+	m.incompatible = m.s == nil
+}
+
+// mergeSchemas is Values.mergeSchemas: the schema that holds values of
+// both, widening numbers, or nil when there is none.
+func mergeSchemas(prev, ns *data.Schema) *data.Schema {
 	if prev.Type != ns.Type {
 		pr, nr := numericRank(prev.Type), numericRank(ns.Type)
 		if pr == 0 || nr == 0 {

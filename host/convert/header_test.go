@@ -53,6 +53,13 @@ func TestSimpleHeaderParse(t *testing.T) {
 		{"[null]", &data.Schema{Type: data.Array}, []any{nil}},
 		{"[1,null]", data.StringSchema, "[1,null]"},
 		{`[1,"a"]`, &data.Schema{Type: data.Array}, []any{int8(1), "a"}},
+		// Once two elements share no schema, none is inferred for the rest
+		// (Kafka's SchemaMerger); the elements keep their own types.
+		{`[1,"a",2]`, &data.Schema{Type: data.Array}, []any{int8(1), "a", int8(2)}},
+		{`["a",1,"b"]`, &data.Schema{Type: data.Array}, []any{"a", int8(1), "b"}},
+		{`[1,true,1.5]`, &data.Schema{Type: data.Array}, []any{int8(1), true, float32(1.5)}},
+		{`{"a":1,"b":"x","c":2}`, mapOf(data.StringSchema, nil), map[string]any{"a": int8(1), "b": "x", "c": int8(2)}},
+		{`{1:"x","k":"y",2:"z"}`, &data.Schema{Type: data.MapType}, data.Map{{Key: int8(1), Value: "x"}, {Key: "k", Value: "y"}, {Key: int8(2), Value: "z"}}},
 		{"[a,b]", data.StringSchema, "[a,b]"},
 		{"[1,2", data.StringSchema, "[1,2"},
 		{"[1,2] x", data.StringSchema, "[1,2] x"},
