@@ -65,9 +65,11 @@
 // # Other converters
 //
 // StringConverter writes strings in converter.encoding (UTF-8, US-ASCII,
-// ISO-8859-1 and the UTF-16 forms are supported) and any other value in the
-// form Java's toString gives the value Kafka Connect would hold ("1.0",
-// "[1, 2]", "Struct{a=1}"); []byte is written unchanged. It reads an
+// ISO-8859-1 and the UTF-16 forms are supported; as in Kafka, a key
+// converter's key.serializer.encoding and key.deserializer.encoding, value.*
+// for the others, override it) and any other value in the form Java's
+// toString gives the value Kafka Connect would hold ("1.0", "[1, 2]",
+// "Struct{a=1}"); []byte is written unchanged. It reads an
 // optional STRING; UTF-8 input is kept byte for byte.
 //
 // The number converters and BooleanConverter write Kafka's serializer

@@ -193,3 +193,50 @@ func TestStringConverterEncodings(t *testing.T) {
 		t.Errorf("unknown encoding error = %v", err)
 	}
 }
+
+// StringConverter configures Kafka's StringSerializer and StringDeserializer
+// with its own settings, so their key./value.-prefixed encodings, when set,
+// take precedence over converter.encoding (in its direction only, and only
+// for the converter's own usage; a header converter counts as a value one).
+func TestStringConverterSerializerEncodings(t *testing.T) {
+	props := map[string]string{
+		"converter.encoding":          "ISO-8859-1",
+		"value.serializer.encoding":   "UTF-16BE",
+		"key.deserializer.encoding":   "UTF-16LE",
+		"serializer.encoding":         "US-ASCII", // overwritten by converter.encoding, as in Kafka
+		"value.deserializer.encoding": "UTF-8",
+	}
+	value, err := New("StringConverter", false, props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := value.FromConnectData("t", nil, nil, "é"); !bytes.Equal(b, []byte{0, 0xe9}) {
+		t.Errorf("value converter wrote %x; want UTF-16BE 00e9", b)
+	}
+	if _, v, _ := value.ToConnectData("t", nil, []byte("é")); v != "é" {
+		t.Errorf("value converter read %q; want UTF-8 é", v)
+	}
+	key, err := New("StringConverter", true, props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := key.FromConnectData("t", nil, nil, "é"); !bytes.Equal(b, []byte{0xe9}) {
+		t.Errorf("key converter wrote %x; want ISO-8859-1 e9", b)
+	}
+	if _, v, _ := key.ToConnectData("t", nil, []byte{0xe9, 0}); v != "é" {
+		t.Errorf("key converter read %q; want UTF-16LE é", v)
+	}
+	header, err := NewHeader("StringConverter", props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := header.FromConnectHeader("t", "h", nil, "é"); !bytes.Equal(b, []byte{0, 0xe9}) {
+		t.Errorf("header converter wrote %x; want UTF-16BE 00e9", b)
+	}
+	if _, err := New("StringConverter", false, map[string]string{"value.serializer.encoding": "EBCDIC"}); err == nil {
+		t.Error("an unknown value.serializer.encoding was accepted")
+	}
+	if _, err := New("StringConverter", true, map[string]string{"value.serializer.encoding": "EBCDIC"}); err != nil {
+		t.Errorf("a key converter reads no value.serializer.encoding, yet failed: %v", err)
+	}
+}

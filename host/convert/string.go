@@ -14,7 +14,7 @@ import (
 // form of any value in the configured character set and reads bytes back as
 // an optional STRING. Create it with NewStringConverter or New.
 type StringConverter struct {
-	cs charset
+	enc, dec charset // for writing and for reading
 }
 
 // charset is one of the character sets every Java runtime supports
@@ -49,20 +49,51 @@ var charsetNames = map[string]charset{
 // name: UTF-8, US-ASCII, ISO-8859-1, UTF-16, UTF-16BE or UTF-16LE (and
 // Java's aliases of those, case-insensitive).
 func NewStringConverter(encoding string) (*StringConverter, error) {
-	cs, ok := charsetNames[strings.ToLower(strings.TrimSpace(encoding))]
-	if !ok {
-		return nil, config.Invalid(EncodingConfig, encoding,
-			"unsupported character set; supported: UTF-8, US-ASCII, ISO-8859-1, UTF-16, UTF-16BE, UTF-16LE")
+	cs, err := lookupCharset(EncodingConfig, encoding)
+	if err != nil {
+		return nil, err
 	}
-	return &StringConverter{cs: cs}, nil
+	return &StringConverter{enc: cs, dec: cs}, nil
 }
 
+func lookupCharset(setting, name string) (charset, error) {
+	cs, ok := charsetNames[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return 0, config.Invalid(setting, name,
+			"unsupported character set; supported: UTF-8, US-ASCII, ISO-8859-1, UTF-16, UTF-16BE, UTF-16LE")
+	}
+	return cs, nil
+}
+
+// newStringFromProps configures a StringConverter as Kafka's does: it hands
+// its settings to a StringSerializer and a StringDeserializer with
+// converter.encoding as their default, so a key converter's
+// key.serializer.encoding and key.deserializer.encoding (value.* for a value
+// or header converter) override it in their direction.
 func newStringFromProps(usage string, props map[string]string) (*StringConverter, error) {
 	vals, err := parseConfig(stringConfigDef, usage, props)
 	if err != nil {
 		return nil, err
 	}
-	return NewStringConverter(vals.String(EncodingConfig))
+	c, err := NewStringConverter(vals.String(EncodingConfig))
+	if err != nil {
+		return nil, err
+	}
+	prefix := "value."
+	if usage == usageKey {
+		prefix = "key."
+	}
+	if name, ok := props[prefix+"serializer.encoding"]; ok {
+		if c.enc, err = lookupCharset(prefix+"serializer.encoding", name); err != nil {
+			return nil, err
+		}
+	}
+	if name, ok := props[prefix+"deserializer.encoding"]; ok {
+		if c.dec, err = lookupCharset(prefix+"deserializer.encoding", name); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // FromConnectData implements Converter. A string is encoded as it is; any
@@ -103,12 +134,12 @@ func (c *StringConverter) ToConnectHeader(topic, _ string, b []byte) (*data.Sche
 }
 
 func (c *StringConverter) encode(s string) []byte {
-	switch c.cs {
+	switch c.enc {
 	case csUTF8:
 		return []byte(s)
 	case csASCII, csLatin1:
 		limit := rune(0x7f)
-		if c.cs == csLatin1 {
+		if c.enc == csLatin1 {
 			limit = 0xff
 		}
 		out := make([]byte, 0, len(s))
@@ -123,11 +154,11 @@ func (c *StringConverter) encode(s string) []byte {
 	}
 	units := utf16.Encode([]rune(s))
 	out := make([]byte, 0, 2*len(units)+2)
-	if c.cs == csUTF16 {
+	if c.enc == csUTF16 {
 		out = append(out, 0xfe, 0xff)
 	}
 	for _, u := range units {
-		if c.cs == csUTF16LE {
+		if c.enc == csUTF16LE {
 			out = binary.LittleEndian.AppendUint16(out, u)
 		} else {
 			out = binary.BigEndian.AppendUint16(out, u)
@@ -137,7 +168,7 @@ func (c *StringConverter) encode(s string) []byte {
 }
 
 func (c *StringConverter) decode(b []byte) string {
-	switch c.cs {
+	switch c.dec {
 	case csUTF8:
 		return string(b)
 	case csASCII:
@@ -157,8 +188,8 @@ func (c *StringConverter) decode(b []byte) string {
 		}
 		return sb.String()
 	}
-	little := c.cs == csUTF16LE
-	if c.cs == csUTF16 && len(b) >= 2 {
+	little := c.dec == csUTF16LE
+	if c.dec == csUTF16 && len(b) >= 2 {
 		switch {
 		case b[0] == 0xfe && b[1] == 0xff:
 			b = b[2:]
