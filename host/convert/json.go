@@ -626,7 +626,8 @@ func appendTemporal(b []byte, s *data.Schema, v any) ([]byte, error) {
 		}
 		return strconv.AppendInt(b, int64(int32(ms/msPerDay)), 10), nil
 	case data.TimeName:
-		if ms < 0 || ms >= msPerDay {
+		// Kafka's bound is inclusive: 24:00:00.000 is a Time.
+		if ms < 0 || ms > msPerDay {
 			return nil, dataErr("Kafka Connect Time type should not have any date fields set to non-zero values.")
 		}
 		return strconv.AppendInt(b, ms, 10), nil

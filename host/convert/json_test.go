@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/data"
@@ -393,4 +394,20 @@ func TestJSONConcurrentUse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// Kafka's Time accepts 0 through 86400000 ms inclusive (24:00:00.000) both
+// ways, so a value read from Kafka Connect's output can be written again.
+func TestJSONTimeEndOfDay(t *testing.T) {
+	c := newTestJSON(nil)
+	b, err := c.FromConnectData("t", nil, data.TimeSchema(false), timeUTC(msPerDay))
+	want := `{"schema":{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Time","version":1},"payload":86400000}`
+	if err != nil || string(b) != want {
+		t.Fatalf("FromConnectData(24:00) = %s, %v; want %s", b, err, want)
+	}
+	if _, v, err := c.ToConnectData("t", nil, b); err != nil || !v.(time.Time).Equal(timeUTC(msPerDay)) {
+		t.Fatalf("read back %v, %v", v, err)
+	}
+	_, err = c.FromConnectData("t", nil, data.TimeSchema(false), timeUTC(msPerDay+1))
+	mustDataError(t, err, "Kafka Connect Time type should not have any date fields set to non-zero values.", "")
 }
