@@ -266,26 +266,68 @@ func parseScalar(t string) (parsed, bool) {
 	return parsed{}, false
 }
 
+// parseTemporal reads an ISO date, time or timestamp, chosen by the
+// literal's length, as Kafka does with a lenient SimpleDateFormat: each
+// field is a run of digits of any length, out-of-range fields roll over
+// (2024-02-30 is March 1, 24:00:00.000Z the end of the first day) and text
+// after the last field is ignored. A backslash-escaped colon counts as a
+// colon.
 func parseTemporal(t string) (parsed, bool) {
+	if strings.Contains(t, `\:`) {
+		t = strings.ReplaceAll(t, `\:`, ":")
+	}
+	var f [7]int64 // year, month, day, hour, minute, second, millisecond
 	switch len(t) {
 	case len(isoDate):
-		if tm, err := time.Parse(isoDate, t); err == nil {
-			return parsed{s: data.DateSchema(false), v: tm.UTC()}, true
+		if lenientFields(t, "n-n-n", f[:3]) {
+			return parsed{s: data.DateSchema(false), v: lenientTime(f)}, true
 		}
 	case len(isoTime) + 1:
-		if t[len(t)-1] == 'Z' {
-			if tm, err := time.Parse(isoTime, t[:len(t)-1]); err == nil {
-				return parsed{s: data.TimeSchema(false), v: timeUTC(int64(tm.Hour()*3600+tm.Minute()*60+tm.Second())*1000 + int64(tm.Nanosecond()/1e6))}, true
-			}
+		f[0], f[1], f[2] = 1970, 1, 1
+		if lenientFields(t, "n:n:n.nZ", f[3:]) {
+			return parsed{s: data.TimeSchema(false), v: lenientTime(f)}, true
 		}
 	case len(isoTimestamp) + 1:
-		if t[len(t)-1] == 'Z' {
-			if tm, err := time.Parse(isoTimestamp, t[:len(t)-1]); err == nil {
-				return parsed{s: data.TimestampSchema(false), v: tm.UTC()}, true
-			}
+		if lenientFields(t, "n-n-nTn:n:n.nZ", f[:]) {
+			return parsed{s: data.TimestampSchema(false), v: lenientTime(f)}, true
 		}
 	}
 	return parsed{}, false
+}
+
+// lenientFields matches s against layout, where each 'n' is a run of one
+// or more ASCII digits stored in the next element of out and every other
+// byte must appear as is. What follows the layout is ignored.
+func lenientFields(s, layout string, out []int64) bool {
+	pos, field := 0, 0
+	for i := 0; i < len(layout); i++ {
+		if layout[i] != 'n' {
+			if pos >= len(s) || s[pos] != layout[i] {
+				return false
+			}
+			pos++
+			continue
+		}
+		start := pos
+		var v int64
+		for pos < len(s) && s[pos] >= '0' && s[pos] <= '9' && pos-start < 18 {
+			v = v*10 + int64(s[pos]-'0')
+			pos++
+		}
+		if pos == start {
+			return false
+		}
+		out[field] = int64(int32(v)) // Java's Number.intValue
+		field++
+	}
+	return true
+}
+
+// lenientTime is the UTC instant of the fields, normalized as a lenient
+// Calendar normalizes them.
+func lenientTime(f [7]int64) time.Time {
+	return time.Date(int(f[0]), time.Month(f[1]), int(f[2]), int(f[3]), int(f[4]), int(f[5]), 0, time.UTC).
+		Add(time.Duration(f[6]) * time.Millisecond)
 }
 
 // inferNumber picks the schema Kafka infers for a number: the smallest of

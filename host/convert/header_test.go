@@ -42,7 +42,21 @@ func TestSimpleHeaderParse(t *testing.T) {
 		{"2024-01-15", data.DateSchema(false), utc(2024, 1, 15, 0, 0, 0, 0)},
 		{"12:34:56.789Z", data.TimeSchema(false), utc(1970, 1, 1, 12, 34, 56, 789)},
 		{"2024-01-15T12:34:56.789Z", data.TimestampSchema(false), utc(2024, 1, 15, 12, 34, 56, 789)},
-		{"2024-13-45", data.StringSchema, "2024-13-45"},
+		// Kafka parses with a lenient SimpleDateFormat: fields may have more
+		// or fewer digits, roll over when out of range, and text after the
+		// pattern is ignored; a backslash may escape a colon.
+		{"2024-13-45", data.DateSchema(false), utc(2025, 2, 14, 0, 0, 0, 0)},
+		{"2024-02-30", data.DateSchema(false), utc(2024, 3, 1, 0, 0, 0, 0)},
+		{"2024-1-015", data.DateSchema(false), utc(2024, 1, 15, 0, 0, 0, 0)},
+		{"2024-01-1x", data.DateSchema(false), utc(2024, 1, 1, 0, 0, 0, 0)},
+		{"24:00:00.000Z", data.TimeSchema(false), utc(1970, 1, 2, 0, 0, 0, 0)},
+		{"2024-01-15T23:59:60.000Z", data.TimestampSchema(false), utc(2024, 1, 16, 0, 0, 0, 0)},
+		{`12\:34\:56.789Z`, data.TimeSchema(false), utc(1970, 1, 1, 12, 34, 56, 789)},
+		{"[2024-02-30]", arrayOf(data.DateSchema(false)), []any{utc(2024, 3, 1, 0, 0, 0, 0)}},
+		{`["2024-02-30"]`, arrayOf(data.DateSchema(false)), []any{utc(2024, 3, 1, 0, 0, 0, 0)}},
+		{"2024-01-15Z", data.StringSchema, "2024-01-15Z"},
+		{"12:34:56.789X", data.StringSchema, "12:34:56.789X"},
+		{"1234567890", data.Int32Schema, int32(1234567890)},
 		{"[1,2,3]", arrayOf(data.Int8Schema), []any{int8(1), int8(2), int8(3)}},
 		{"[1, 1000]", arrayOf(data.Int16Schema), []any{int16(1), int16(1000)}},
 		{"[1.5,2]", arrayOf(data.Float32Schema), []any{float32(1.5), float32(2)}},
