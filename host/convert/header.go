@@ -296,8 +296,9 @@ func parseTemporal(t string) (parsed, bool) {
 }
 
 // lenientFields matches s against layout, where each 'n' is a run of one
-// or more ASCII digits stored in the next element of out and every other
-// byte must appear as is. What follows the layout is ignored.
+// or more ASCII digits (after any spaces or tabs) stored in the next
+// element of out and every other byte must appear as is. What follows the
+// layout is ignored.
 func lenientFields(s, layout string, out []int64) bool {
 	pos, field := 0, 0
 	for i := 0; i < len(layout); i++ {
@@ -307,6 +308,9 @@ func lenientFields(s, layout string, out []int64) bool {
 			}
 			pos++
 			continue
+		}
+		for pos < len(s) && (s[pos] == ' ' || s[pos] == '\t') {
+			pos++ // SimpleDateFormat skips blanks before a number
 		}
 		start := pos
 		var v int64
