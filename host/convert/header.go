@@ -295,10 +295,11 @@ func parseTemporal(t string) (parsed, bool) {
 	return parsed{}, false
 }
 
-// lenientFields matches s against layout, where each 'n' is a run of one
-// or more ASCII digits (after any spaces or tabs) stored in the next
-// element of out and every other byte must appear as is. What follows the
-// layout is ignored.
+// lenientFields matches s against layout, where each 'n' is an integer
+// (blanks, an optional minus sign, one or more ASCII digits, as
+// SimpleDateFormat's number parser reads it) stored in the next element of
+// out, and every other byte must appear as is. What follows the layout is
+// ignored.
 func lenientFields(s, layout string, out []int64) bool {
 	pos, field := 0, 0
 	for i := 0; i < len(layout); i++ {
@@ -312,6 +313,10 @@ func lenientFields(s, layout string, out []int64) bool {
 		for pos < len(s) && (s[pos] == ' ' || s[pos] == '\t') {
 			pos++ // SimpleDateFormat skips blanks before a number
 		}
+		neg := pos < len(s) && s[pos] == '-'
+		if neg {
+			pos++
+		}
 		start := pos
 		var v int64
 		for pos < len(s) && s[pos] >= '0' && s[pos] <= '9' && pos-start < 18 {
@@ -320,6 +325,9 @@ func lenientFields(s, layout string, out []int64) bool {
 		}
 		if pos == start {
 			return false
+		}
+		if neg {
+			v = -v
 		}
 		out[field] = int64(int32(v)) // Java's Number.intValue
 		field++

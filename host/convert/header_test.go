@@ -50,6 +50,7 @@ func TestSimpleHeaderParse(t *testing.T) {
 		{"2024-1-015", data.DateSchema(false), utc(2024, 1, 15, 0, 0, 0, 0)},
 		{"2024-01-1x", data.DateSchema(false), utc(2024, 1, 1, 0, 0, 0, 0)},
 		{"2024- 1-15", data.DateSchema(false), utc(2024, 1, 15, 0, 0, 0, 0)},
+		{"2024--1-15", data.DateSchema(false), utc(2023, 11, 15, 0, 0, 0, 0)},
 		{"24:00:00.000Z", data.TimeSchema(false), utc(1970, 1, 2, 0, 0, 0, 0)},
 		{"2024-01-15T23:59:60.000Z", data.TimestampSchema(false), utc(2024, 1, 16, 0, 0, 0, 0)},
 		{`12\:34\:56.789Z`, data.TimeSchema(false), utc(1970, 1, 1, 12, 34, 56, 789)},
