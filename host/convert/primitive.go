@@ -15,6 +15,9 @@ type ByteArrayConverter struct{}
 // FromConnectData implements Converter.
 func (ByteArrayConverter) FromConnectData(_ string, _ data.Headers, s *data.Schema, v any) ([]byte, error) {
 	if s != nil && s.Type != data.Bytes {
+		if r, ok := v.(data.Raw); ok {
+			return r, nil // already serialized, whatever its schema
+		}
 		return nil, dataErr("Invalid schema type for ByteArrayConverter: %s", upperType(s.Type))
 	}
 	switch x := v.(type) {
@@ -247,6 +250,9 @@ type BooleanConverter struct{}
 // FromConnectData implements Converter.
 func (BooleanConverter) FromConnectData(_ string, _ data.Headers, s *data.Schema, v any) ([]byte, error) {
 	if s != nil && s.Type != data.Boolean {
+		if r, ok := v.(data.Raw); ok {
+			return r, nil // already serialized, whatever its schema
+		}
 		return nil, dataErr("Invalid schema type for BooleanConverter: %s", upperType(s.Type))
 	}
 	switch x := v.(type) {

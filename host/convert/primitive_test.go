@@ -240,3 +240,20 @@ func TestStringConverterSerializerEncodings(t *testing.T) {
 		t.Errorf("a key converter reads no value.serializer.encoding, yet failed: %v", err)
 	}
 }
+
+// A data.Raw value is already serialized: every converter returns it as it
+// is, whatever schema comes with it.
+func TestConvertersPassRawThrough(t *testing.T) {
+	raw := data.Raw{0xca, 0xfe}
+	for _, c := range []Converter{ByteArrayConverter{}, BooleanConverter{}, ShortConverter{}, IntegerConverter{},
+		LongConverter{}, FloatConverter{}, DoubleConverter{}, NewJSONConverter(DefaultJSONConfig())} {
+		b, err := c.FromConnectData("t", nil, data.StringSchema, raw)
+		if err != nil || !bytes.Equal(b, raw) {
+			t.Errorf("%T: FromConnectData(raw) = %x, %v", c, b, err)
+		}
+	}
+	sc, _ := NewStringConverter("UTF-16")
+	if b, err := sc.FromConnectData("t", nil, data.Int32Schema, raw); err != nil || !bytes.Equal(b, raw) {
+		t.Errorf("StringConverter: FromConnectData(raw) = %x, %v", b, err)
+	}
+}
