@@ -1,6 +1,7 @@
 package data
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -126,7 +127,7 @@ func ToPhysical(s *Schema, v any) (any, error) {
 		}
 		ms := t.UnixMilli()
 		if ms%msPerDay != 0 {
-			return nil, fmt.Errorf("Kafka Connect Date type should not have any time fields set to non-zero values")
+			return nil, errors.New("Kafka Connect Date type should not have any time fields set to non-zero values.")
 		}
 		return int32(ms / msPerDay), nil
 	case TimeName:
@@ -134,9 +135,11 @@ func ToPhysical(s *Schema, v any) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("Time value must be time.Time, got %T", v)
 		}
+		// Kafka's bound is inclusive: 86400000 (midnight at the end of
+		// the day) is a Time, both ways.
 		ms := t.UnixMilli()
-		if ms < 0 || ms >= msPerDay {
-			return nil, fmt.Errorf("Kafka Connect Time type should not have any date fields set to non-zero values")
+		if ms < 0 || ms > msPerDay {
+			return nil, errors.New("Kafka Connect Time type should not have any date fields set to non-zero values.")
 		}
 		return int32(ms), nil
 	case TimestampName:
