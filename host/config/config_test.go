@@ -89,3 +89,30 @@ func TestParseConnectorConfig(t *testing.T) {
 		})
 	}
 }
+
+// Java's Properties.load decodes \uXXXX into UTF-16 code units, so an
+// escaped surrogate pair is one character outside the Basic Multilingual
+// Plane.
+func TestParsePropertiesSurrogatePair(t *testing.T) {
+	got, err := ParseProperties(strings.NewReader(`smile\uD83D\uDE00=x\ud83d\ude01y` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"smile\U0001F600": "x\U0001F601y"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v want %#v", got, want)
+	}
+}
+
+// java.util.Properties takes an empty key ("=v", ":v") and ends lines at a
+// lone carriage return as well as at "\n" and "\r\n".
+func TestParsePropertiesEmptyKeyAndCarriageReturns(t *testing.T) {
+	got, err := ParseProperties(strings.NewReader("=v\ra=1\r\nb=2\\\r  3\rc : \n:w\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"": "w", "a": "1", "b": "23", "c": ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v want %#v", got, want)
+	}
+}

@@ -2,21 +2,27 @@ package config
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // ParseProperties reads Java .properties text: "key=value", "key: value" or
 // "key value"; '#' and '!' comments; a trailing backslash continues a line;
-// \t \n \r \f \uXXXX escapes. Later keys win, as in java.util.Properties. An
-// error names the line.
+// lines end at "\n", "\r\n" or a lone "\r"; \t \n \r \f \uXXXX escapes (an
+// escaped UTF-16 surrogate pair is one character). The key may be empty
+// ("=v"), as java.util.Properties allows. Later keys win, as in
+// java.util.Properties. An error names the line.
 func ParseProperties(r io.Reader) (map[string]string, error) {
 	out := map[string]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	sc.Split(scanLines)
 	lineNo := 0
 	for sc.Scan() {
 		lineNo++
@@ -112,9 +118,6 @@ func splitProperty(line string) (string, string, error) {
 		val.WriteByte(line[i])
 		i++
 	}
-	if key.Len() == 0 {
-		return "", "", fmt.Errorf("missing key in %q", line)
-	}
 	return key.String(), val.String(), nil
 }
 
@@ -137,8 +140,46 @@ func unescape(s string) (string, int, error) {
 		if err != nil {
 			return "", 0, fmt.Errorf("malformed \\uxxxx encoding in %q", s)
 		}
-		return string(rune(n)), 6, nil
+		r := rune(n)
+		// A high surrogate followed by an escaped low one is a single
+		// character, as the two UTF-16 units are in Java.
+		if utf16.IsSurrogate(r) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if lo, err := strconv.ParseUint(s[8:12], 16, 16); err == nil {
+				if c := utf16.DecodeRune(r, rune(lo)); c != utf8.RuneError {
+					return string(c), 12, nil
+				}
+			}
+		}
+		return string(r), 6, nil
 	default:
 		return string(c), 2, nil
 	}
+}
+
+// scanLines splits at "\n", "\r\n" and a lone "\r", the line terminators of
+// java.util.Properties.
+func scanLines(data []byte, atEOF bool) (int, []byte, error) {
+	if atEOF && len(data) == 0 {
+		return 0, nil, nil
+	}
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		if data[i] == '\n' {
+			return i + 1, data[:i], nil
+		}
+		if i+1 < len(data) {
+			if data[i+1] == '\n' {
+				return i + 2, data[:i], nil
+			}
+			return i + 1, data[:i], nil
+		}
+		if atEOF {
+			return i + 1, data[:i], nil
+		}
+		// A "\r" at the end of what was read: a "\n" may follow.
+		return 0, nil, nil
+	}
+	if atEOF {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
 }
