@@ -116,3 +116,25 @@ func TestParsePropertiesEmptyKeyAndCarriageReturns(t *testing.T) {
 		t.Fatalf("got %#v want %#v", got, want)
 	}
 }
+
+// Confluent's image turns only an underscore between two other characters
+// into a dot; then each "___" becomes "-" and each "__" "_", left to right,
+// so an underscore at either end or left over from a longer run stays.
+func TestEnvNameToPropertyEdges(t *testing.T) {
+	for in, want := range map[string]string{
+		"BOOTSTRAP_SERVERS": "bootstrap.servers",
+		"A__B":              "a_b",
+		"A___B":             "a-b",
+		"A____B":            "a-_b",
+		"A_____B":           "a-_b",
+		"A______B":          "a--b",
+		"_X":                "_x",
+		"X_":                "x_",
+		"X__":               "x_",
+		"A_B___C_D":         "a.b-c.d",
+	} {
+		if got := EnvNameToProperty(in); got != want {
+			t.Errorf("EnvNameToProperty(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
