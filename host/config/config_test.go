@@ -69,7 +69,8 @@ func TestParseConnectorConfig(t *testing.T) {
 		{name: "bad state", in: `{"name":"b","config":{},"initial_state":"GONE"}`, wantErr: "initial_state"},
 		{name: "malformed json", in: "{\"name\":\n\"a\",,}", wantErr: "line 2"},
 		{name: "no name", in: "connector.class=X\n", wantErr: "no \"name\""},
-		{name: "non-string value", in: `{"name":"a","tasks.max":2}`, wantErr: "JSON object of strings"},
+		{name: "object value", in: `{"name":"a","tasks.max":{}}`, wantErr: `"tasks.max" must be a string`},
+		{name: "null value", in: `{"name":"a","config":{"tasks.max":null}}`, wantErr: "not null"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,6 +136,24 @@ func TestEnvNameToPropertyEdges(t *testing.T) {
 	} {
 		if got := EnvNameToProperty(in); got != want {
 			t.Errorf("EnvNameToProperty(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// connect-standalone reads connector JSON with Jackson, which takes a
+// number or a boolean where a string is wanted, as its text.
+func TestParseConnectorConfigScalarsAsText(t *testing.T) {
+	for _, in := range []string{
+		`{"name":"a","tasks.max":2,"ratio":-1.50,"errors.log.enable":true,"x":false}`,
+		`{"name":"a","config":{"tasks.max":2,"ratio":-1.50,"errors.log.enable":true,"x":false}}`,
+	} {
+		cf, err := ParseConnectorConfig([]byte(in))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		want := map[string]string{"name": "a", "tasks.max": "2", "ratio": "-1.50", "errors.log.enable": "true", "x": "false"}
+		if !reflect.DeepEqual(cf.Config, want) {
+			t.Fatalf("%s: got %v want %v", in, cf.Config, want)
 		}
 	}
 }

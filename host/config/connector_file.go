@@ -62,9 +62,9 @@ func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
 	}
 	if cfgRaw, ok := generic["config"]; ok && bytes.HasPrefix(bytes.TrimSpace(cfgRaw), []byte("{")) {
 		var req struct {
-			Name         string            `json:"name"`
-			Config       map[string]string `json:"config"`
-			InitialState string            `json:"initial_state"`
+			Name         string       `json:"name"`
+			Config       stringValues `json:"config"`
+			InitialState string       `json:"initial_state"`
 		}
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, fmt.Errorf("create request: %w", describeJSONError(raw, err))
@@ -90,7 +90,7 @@ func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
 		req.Config["name"] = req.Name
 		return &ConnectorFile{Name: req.Name, Config: req.Config, InitialState: st}, nil
 	}
-	var flat map[string]string
+	var flat stringValues
 	if err := json.Unmarshal(raw, &flat); err != nil {
 		return nil, fmt.Errorf("connector config must be a JSON object of strings: %w", describeJSONError(raw, err))
 	}
@@ -98,6 +98,47 @@ func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
 		return nil, fmt.Errorf("connector configuration has no \"name\"")
 	}
 	return &ConnectorFile{Name: flat["name"], Config: flat}, nil
+}
+
+// stringValues is a JSON object read into strings as Kafka's Jackson reads
+// a Map<String, String>: a number or a boolean counts as its text, so
+// "tasks.max": 1 is "1"; null, an object or an array is refused.
+type stringValues map[string]string
+
+func (m *stringValues) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	out := make(stringValues, len(raw))
+	for k, v := range raw {
+		switch v[0] {
+		case '"':
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return err
+			}
+			out[k] = s
+		case 't', 'f', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			// Compact: the number or boolean as written.
+			out[k] = string(v)
+		default:
+			return fmt.Errorf("value of %q must be a string, a number or a boolean, not %s", k, jsonKind(v[0]))
+		}
+	}
+	*m = out
+	return nil
+}
+
+func jsonKind(c byte) string {
+	switch c {
+	case 'n':
+		return "null"
+	case '{':
+		return "an object"
+	default:
+		return "an array"
+	}
 }
 
 // describeJSONError adds the line and column of a syntax error.
