@@ -45,43 +45,29 @@ func (t *insertHeader) Apply(r *data.Record) (*data.Record, error) {
 }
 
 // parseLiteral infers a schema for header text as Values.parseString does
-// for the scalars: null, booleans, the smallest integer type that holds
-// the number, FLOAT32 for other numbers (FLOAT64 when that overflows, a
-// Decimal for integers beyond INT64), ISO dates, times and timestamps, and
-// a STRING for anything else, arrays and maps included.
+// for the scalars: null and the booleans (in lower case only), whole
+// numbers in a long's range as the smallest integer type that holds them
+// however they are spelled ("7", "7.0", "7e0"), other numbers as FLOAT32
+// (FLOAT64 when that overflows, a Decimal when both do or when an integer
+// is beyond a long), ISO dates, times and timestamps, and a STRING for
+// anything else, arrays and maps included. Only text that starts with a
+// digit or a sign is read as a number.
 func parseLiteral(s string) (*data.Schema, any) {
 	t := strings.TrimSpace(s)
-	switch {
-	case t == "":
+	switch t {
+	case "":
 		return data.StringSchema, s
-	case t == "null":
+	case "null":
 		return nil, nil
-	case strings.EqualFold(t, "true"):
+	case "true":
 		return data.BooleanSchema, true
-	case strings.EqualFold(t, "false"):
+	case "false":
 		return data.BooleanSchema, false
 	}
-	if d, ok := parseJavaDecimal(t); ok {
-		integral := !strings.ContainsAny(t, ".eE")
-		if integral {
-			u := d.Unscaled
-			switch {
-			case u.IsInt64() && u.Int64() >= math.MinInt8 && u.Int64() <= math.MaxInt8:
-				return data.Int8Schema, int8(u.Int64())
-			case u.IsInt64() && u.Int64() >= math.MinInt16 && u.Int64() <= math.MaxInt16:
-				return data.Int16Schema, int16(u.Int64())
-			case u.IsInt64() && u.Int64() >= math.MinInt32 && u.Int64() <= math.MaxInt32:
-				return data.Int32Schema, int32(u.Int64())
-			case u.IsInt64():
-				return data.Int64Schema, u.Int64()
-			}
-			return data.DecimalSchema(d.Scale, false), data.Decimal{Unscaled: new(big.Int).Set(u), Scale: d.Scale}
+	if c := t[0]; c >= '0' && c <= '9' || c == '+' || c == '-' {
+		if d, ok := parseJavaDecimal(t); ok {
+			return literalNumber(d)
 		}
-		f := decimalFloat(d)
-		if f32 := float32(f); !math.IsInf(float64(f32), 0) {
-			return data.Float32Schema, f32
-		}
-		return data.Float64Schema, f
 	}
 	for _, p := range []struct {
 		layout string
@@ -99,6 +85,36 @@ func parseLiteral(s string) (*data.Schema, any) {
 		}
 	}
 	return data.StringSchema, s
+}
+
+// literalNumber is the schema and value Values.parseString gives a number.
+func literalNumber(d data.Decimal) (*data.Schema, any) {
+	// Only a number of at most 19 integer digits can be a whole one in a
+	// long's range; zero is one too.
+	if m := decimalMagnitude(d); m == math.MinInt64 || m >= 1 && m <= 19 {
+		if r := decimalRat(d); r.IsInt() && r.Num().IsInt64() {
+			n := r.Num().Int64()
+			switch {
+			case n >= math.MinInt8 && n <= math.MaxInt8:
+				return data.Int8Schema, int8(n)
+			case n >= math.MinInt16 && n <= math.MaxInt16:
+				return data.Int16Schema, int16(n)
+			case n >= math.MinInt32 && n <= math.MaxInt32:
+				return data.Int32Schema, int32(n)
+			}
+			return data.Int64Schema, n
+		}
+	}
+	if d.Scale != 0 {
+		f := decimalFloat(d)
+		if f32 := float32(f); !math.IsInf(float64(f32), 0) {
+			return data.Float32Schema, f32
+		}
+		if !math.IsInf(f, 0) {
+			return data.Float64Schema, f
+		}
+	}
+	return data.DecimalSchema(d.Scale, false), data.Decimal{Unscaled: new(big.Int).Set(d.Unscaled), Scale: d.Scale}
 }
 
 const dropHeadersDoc = "Removes one or more headers from each record."

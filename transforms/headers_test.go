@@ -26,7 +26,24 @@ func TestInsertHeader(t *testing.T) {
 		{"hello", data.StringSchema, "hello"},
 		{"", data.StringSchema, ""},
 		{"true", data.BooleanSchema, true},
-		{"FALSE", data.BooleanSchema, false},
+		{"false", data.BooleanSchema, false},
+		// The literals are case-sensitive.
+		{"FALSE", data.StringSchema, "FALSE"},
+		{"True", data.StringSchema, "True"},
+		// A whole number is an integer however it is spelled.
+		{"1.0", data.Int8Schema, int8(1)},
+		{"2.50e1", data.Int8Schema, int8(25)},
+		{"-1e2", data.Int8Schema, int8(-100)},
+		{"0.000", data.Int8Schema, int8(0)},
+		{"5000000000.00", data.Int64Schema, int64(5000000000)},
+		{"0.5", data.Float32Schema, float32(0.5)},
+		// A number starts with a digit or a sign.
+		{".5", data.StringSchema, ".5"},
+		{"-.5", data.Float32Schema, float32(-0.5)},
+		// Beyond a double: a Decimal of the text's scale.
+		{"1e400", data.DecimalSchema(-400, false), data.Decimal{Unscaled: big.NewInt(1), Scale: -400}},
+		// An exponent this large is not expanded.
+		{"407127e212797209", data.DecimalSchema(-212797209, false), data.Decimal{Unscaled: big.NewInt(407127), Scale: -212797209}},
 		{"42", data.Int8Schema, int8(42)},
 		{"-300", data.Int16Schema, int16(-300)},
 		{"70000", data.Int32Schema, int32(70000)},

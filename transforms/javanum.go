@@ -128,8 +128,26 @@ func javaDecimalString(d data.Decimal) string {
 
 // decimalFloat is BigDecimal.doubleValue.
 func decimalFloat(d data.Decimal) float64 {
+	// A text's exponent can be far beyond a double's range; the power of
+	// ten is not computed then (it could take minutes and gigabytes).
+	switch m := decimalMagnitude(d); {
+	case m > 400:
+		return math.Copysign(math.Inf(1), float64(d.Unscaled.Sign()))
+	case m < -400:
+		return math.Copysign(0, float64(d.Unscaled.Sign()))
+	}
 	f, _ := decimalRat(d).Float64()
 	return f
+}
+
+// decimalMagnitude is the number of digits before the decimal point
+// (negative for leading zeros after it): |d| < 10^magnitude, and
+// |d| >= 10^(magnitude-1) unless d is zero.
+func decimalMagnitude(d data.Decimal) int64 {
+	if d.Unscaled == nil || d.Unscaled.Sign() == 0 {
+		return math.MinInt64
+	}
+	return int64(len(new(big.Int).Abs(d.Unscaled).String())) - int64(d.Scale)
 }
 
 func decimalRat(d data.Decimal) *big.Rat {
@@ -150,6 +168,13 @@ func decimalRat(d data.Decimal) *big.Rat {
 // decimalLong is BigDecimal.longValue: the integer part, truncated toward
 // zero, in its low 64 bits.
 func decimalLong(d data.Decimal) int64 {
+	switch m := decimalMagnitude(d); {
+	case m <= 0:
+		return 0
+	case d.Scale <= -64:
+		// A multiple of 10^64, so of 2^64: its low 64 bits are zero.
+		return 0
+	}
 	r := decimalRat(d)
 	q := new(big.Int).Quo(r.Num(), r.Denom())
 	// Low 64 bits in two's complement, as Java's narrowing does.
