@@ -138,7 +138,7 @@ func baseDef() *def.Def {
 	d.Define(def.Key{Name: RestExtensionClasses, Type: def.List, Default: "",
 		Importance: def.Low, Group: groupREST, Doc: "Java REST extensions cannot run in Sluice; accepted so existing files load, ignored with a warning."})
 	d.Define(def.Key{Name: ClientConfigOverridePolicy, Type: def.String, Default: "All", Validator: def.ValidString("All", "None", "Principal"),
-		Importance: def.Medium, Group: groupCommon, Doc: "Which producer.override.*, consumer.override.* and admin.override.* settings connectors may use: All, None, or Principal (only sasl.jaas.config, sasl.mechanism, security.protocol)."})
+		Importance: def.Medium, Group: groupCommon, Doc: "Which producer.override.*, consumer.override.* and admin.override.* settings connectors may use: All, None, or Principal (only sasl.jaas.config, sasl.mechanism, security.protocol); Kafka's class names of these policies are accepted too."})
 	d.Define(def.Key{Name: ConfigProviders, Type: def.List, Default: "",
 		Importance: def.Low, Group: groupCommon, Doc: "Aliases of config providers, comma-separated; config.providers.<alias>.class names each (FileConfigProvider, DirectoryConfigProvider, EnvVarConfigProvider) and config.providers.<alias>.param.<name> sets its parameters. ${alias:path:key} and ${alias:key} in worker properties are resolved at start, in connector configs when connectors and tasks start and when configs are validated; stored configs and REST answers keep them as written."})
 	d.Define(def.Key{Name: TopicCreationEnable, Type: def.Boolean, Default: true,
@@ -271,7 +271,7 @@ func ParseWorker(props map[string]string, standalone bool) (*Worker, error) {
 	if standalone {
 		d = StandaloneDef()
 	}
-	vals, err := d.Parse(props)
+	vals, err := d.Parse(policyByAlias(props))
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
@@ -297,6 +297,32 @@ func ParseWorker(props map[string]string, standalone bool) (*Worker, error) {
 		return nil, err
 	}
 	return &Worker{Values: vals, Props: maps.Clone(props), Standalone: standalone}, nil
+}
+
+// policyPackage holds Kafka's override policy classes, named
+// <Alias>ConnectorClientConfigOverridePolicy.
+const (
+	policyPackage = "org.apache.kafka.connect.connector.policy."
+	policySuffix  = "ConnectorClientConfigOverridePolicy"
+)
+
+// policyByAlias returns props with connector.client.config.override.policy
+// given as a class (full or simple name), as Kafka allows, replaced by its
+// alias (All, None, Principal), the form the worker reads.
+func policyByAlias(props map[string]string) map[string]string {
+	v, ok := props[ClientConfigOverridePolicy]
+	if !ok {
+		return props
+	}
+	name := strings.TrimSpace(v)
+	name = strings.TrimPrefix(name, policyPackage)
+	alias, ok := strings.CutSuffix(name, policySuffix)
+	if !ok || strings.Contains(alias, ".") {
+		return props
+	}
+	out := maps.Clone(props)
+	out[ClientConfigOverridePolicy] = alias
+	return out
 }
 
 // checkListener accepts protocol://host:port with protocol http or https.

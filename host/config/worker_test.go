@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,5 +194,40 @@ func TestInterWorkerRefusals(t *testing.T) {
 	}
 	if h, ok := MAC("hmacsha256"); !ok || h().Size() != 32 {
 		t.Fatal("JCA names are case-insensitive")
+	}
+}
+
+// Kafka names the override policy by class name or alias; each form is the
+// same policy, and the worker reads it by its alias.
+func TestOverridePolicyByClassName(t *testing.T) {
+	base := map[string]string{
+		KeyConverter:              "org.apache.kafka.connect.json.JsonConverter",
+		ValueConverter:            "org.apache.kafka.connect.json.JsonConverter",
+		OffsetStorageFileFilename: "/tmp/offsets",
+	}
+	for in, want := range map[string]string{
+		"":     "All",
+		"None": "None",
+		"org.apache.kafka.connect.connector.policy.NoneConnectorClientConfigOverridePolicy":      "None",
+		"org.apache.kafka.connect.connector.policy.PrincipalConnectorClientConfigOverridePolicy": "Principal",
+		"AllConnectorClientConfigOverridePolicy":                                                 "All",
+		" Principal ":                                                                            "Principal",
+	} {
+		props := maps.Clone(base)
+		if in != "" {
+			props[ClientConfigOverridePolicy] = in
+		}
+		w, err := ParseWorker(props, true)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if got := w.String(ClientConfigOverridePolicy); got != want {
+			t.Errorf("%q: policy %q, want %q", in, got, want)
+		}
+	}
+	props := maps.Clone(base)
+	props[ClientConfigOverridePolicy] = "com.example.NoneConnectorClientConfigOverridePolicy"
+	if _, err := ParseWorker(props, true); err == nil || !strings.Contains(err.Error(), ClientConfigOverridePolicy) {
+		t.Fatalf("a class Sluice does not have: %v", err)
 	}
 }
