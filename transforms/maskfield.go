@@ -116,15 +116,24 @@ func (t *maskField) mask(v any) (any, error) {
 }
 
 func maskWithReplacement(v any, rep string) (any, error) {
-	bad := func() error {
-		return dataErr("Unable to convert %s (class java.lang.String) to number", rep)
+	// The numbers are Values.convertToByte and friends: the text is read as
+	// a BigDecimal and narrowed as Number.longValue or doubleValue do, so
+	// "300" masks an INT8 as 44 and "1.9" an INT32 as 1. Text that is no
+	// number fails with Values.asLong's message.
+	number := func() (data.Decimal, error) {
+		d, ok := parseJavaDecimal(rep)
+		if !ok {
+			return data.Decimal{}, dataErr("Unable to convert %s (class java.lang.String) to a number", rep)
+		}
+		return d, nil
 	}
 	switch x := v.(type) {
 	case int8, int16, int32, int64:
-		n, err := strconv.ParseInt(rep, 10, intBits(v))
+		d, err := number()
 		if err != nil {
-			return nil, bad()
+			return nil, err
 		}
+		n := decimalLong(d)
 		switch v.(type) {
 		case int8:
 			return int8(n), nil
@@ -135,20 +144,25 @@ func maskWithReplacement(v any, rep string) (any, error) {
 		}
 		return n, nil
 	case float32:
-		f, err := javaParseFloat(rep, 32)
+		d, err := number()
 		if err != nil {
-			return nil, bad()
+			return nil, err
 		}
-		return float32(f), nil
+		return float32(decimalFloat(d)), nil
 	case float64:
-		f, err := javaParseFloat(rep, 64)
+		d, err := number()
 		if err != nil {
-			return nil, bad()
+			return nil, err
 		}
-		return f, nil
+		return decimalFloat(d), nil
 	case string:
 		return rep, nil
 	case data.Decimal:
+		// new BigDecimal(text): its NumberFormatException has MaskField's
+		// own message.
+		bad := func() error {
+			return dataErr("Unable to convert %s (class java.lang.String) to number", rep)
+		}
 		d, ok := parseJavaDecimal(rep)
 		if !ok {
 			return nil, bad()
@@ -162,18 +176,6 @@ func maskWithReplacement(v any, rep string) (any, error) {
 		return rs, nil
 	}
 	return nil, dataErr("Cannot mask value of type %s with custom replacement.", javaClass(v))
-}
-
-func intBits(v any) int {
-	switch v.(type) {
-	case int8:
-		return 8
-	case int16:
-		return 16
-	case int32:
-		return 32
-	}
-	return 64
 }
 
 // parseJavaDecimal is new BigDecimal(String): an optional sign, digits

@@ -156,7 +156,33 @@ func TestMaskField(t *testing.T) {
 			in:  func() *data.Record { return valueRec(nil, schemaless()) },
 			err: "Cannot mask value of type class java.lang.Boolean with custom replacement."},
 		{name: "replacement type mismatch", class: cls, props: props("fields", "int", "replacement", "foo"),
+			in:       func() *data.Record { return valueRec(nil, schemaless()) },
+			err:      "Unable to convert foo (class java.lang.String) to a number",
+			errClass: DataException},
+		// Numbers are read as a BigDecimal and narrowed, as Values.convertToByte
+		// and friends do.
+		{name: "replacement narrowed to the integer type", class: cls, props: props("fields", "byte,short,int,long", "replacement", "300.9"),
+			in: func() *data.Record { return valueRec(nil, schemaless()) },
+			want: func() *data.Record {
+				m := schemaless()
+				m["byte"], m["short"], m["int"], m["long"] = int8(44), int16(300), int32(300), int64(300)
+				return valueRec(nil, m)
+			}()},
+		{name: "replacement with an exponent", class: cls, props: props("fields", "long,double", "replacement", "-1.5e3"),
+			in: func() *data.Record { return valueRec(nil, schemaless()) },
+			want: func() *data.Record {
+				m := schemaless()
+				m["long"], m["double"] = int64(-1500), float64(-1500)
+				return valueRec(nil, m)
+			}()},
+		{name: "replacement with a float suffix is no number", class: cls, props: props("fields", "float", "replacement", "1.5f"),
 			in:  func() *data.Record { return valueRec(nil, schemaless()) },
+			err: "Unable to convert 1.5f (class java.lang.String) to a number"},
+		{name: "replacement Infinity is no number", class: cls, props: props("fields", "double", "replacement", "Infinity"),
+			in:  func() *data.Record { return valueRec(nil, schemaless()) },
+			err: "Unable to convert Infinity (class java.lang.String) to a number"},
+		{name: "decimal replacement that is no number", class: cls, props: props("fields", "decimal", "replacement", "foo"),
+			in:  func() *data.Record { return valueRec(s, full()) },
 			err: "Unable to convert foo (class java.lang.String) to number"},
 		{name: "bytes cannot be masked", class: cls, props: props("fields", "b"),
 			in:       func() *data.Record { return valueRec(nil, map[string]any{"b": []byte{1}}) },
