@@ -116,7 +116,9 @@ func newCast(s side, v *config.Values) (Transformation, error) {
 
 func (t *cast) Apply(r *data.Record) (*data.Record, error) {
 	schema, value := t.side.get(r)
-	if value == nil && (schema == nil || t.whole == data.TypeInvalid) {
+	if value == nil {
+		// Kafka returns the record as it is, schema included, even for a
+		// whole-value cast.
 		return r, nil
 	}
 	if schema == nil {
