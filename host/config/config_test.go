@@ -157,3 +157,19 @@ func TestParseConnectorConfigScalarsAsText(t *testing.T) {
 		}
 	}
 }
+
+// connect-standalone's Jackson skips a UTF-8 byte order mark before JSON.
+func TestParseConnectorConfigJSONWithBOM(t *testing.T) {
+	for _, in := range []string{
+		"\xef\xbb\xbf{\"name\":\"a\",\"connector.class\":\"X\"}",
+		"\xef\xbb\xbf \n{\"name\":\"a\",\"config\":{\"connector.class\":\"X\"}}",
+	} {
+		cf, err := ParseConnectorConfig([]byte(in))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if cf.Name != "a" || cf.Config["connector.class"] != "X" || len(cf.Config) != 2 {
+			t.Fatalf("%q: got %+v", in, cf)
+		}
+	}
+}

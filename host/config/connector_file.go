@@ -40,7 +40,9 @@ func ReadConnectorFile(path string) (*ConnectorFile, error) {
 
 // ParseConnectorConfig parses the bytes of a connector config file.
 func ParseConnectorConfig(raw []byte) (*ConnectorFile, error) {
-	trimmed := bytes.TrimSpace(raw)
+	// Jackson skips a UTF-8 byte order mark before JSON; a .properties
+	// file keeps it, as java.util.Properties does, in its first key.
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")))
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return parseConnectorJSON(trimmed)
 	}
