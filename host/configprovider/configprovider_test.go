@@ -38,7 +38,7 @@ func TestFileProvider(t *testing.T) {
 	}
 	// A malformed file must not have its content quoted.
 	bad := filepath.Join(dir, "bad.properties")
-	writeFile(t, bad, "=topsecretvalue\n")
+	writeFile(t, bad, "k=topsecretvalue\\u12zz\n")
 	_, err = p.Get(context.Background(), bad, []string{"k"})
 	if err == nil || strings.Contains(err.Error(), "topsecretvalue") || !strings.Contains(err.Error(), bad) {
 		t.Fatalf("malformed file: %v", err)
