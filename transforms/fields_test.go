@@ -136,7 +136,7 @@ func TestHoistField(t *testing.T) {
 			in: func() *data.Record { return valueRec(data.Int32Schema, int32(42)) }, want: valueRec(hoisted, mustStruct(hoisted, "magic", int32(42)))},
 		{name: "null for a required schema", class: cls, props: props("field", "magic"),
 			in:  func() *data.Record { return valueRec(data.Int32Schema, nil) },
-			err: `field magic: invalid value: null used for required field: "", schema type: INT32`},
+			err: `Invalid value: null used for required field: "magic", schema type: INT32`, errClass: DataException},
 		{name: "key", class: "HoistField$Key", props: props("field", "k"),
 			in: func() *data.Record { return keyRec(nil, "x") }, want: keyRec(nil, map[string]any{"k": "x"})},
 	})

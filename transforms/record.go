@@ -86,6 +86,12 @@ func fieldValueByName(s *data.Struct, name string, withDefault bool) any {
 // putField sets a field of a struct being built, checking the value
 // against the field's schema as Struct.put does.
 func putField(s *data.Struct, name string, v any) error {
+	// A null for a required field is the failure users meet most (a
+	// tombstone hoisted into a struct, say); it carries Kafka's message,
+	// ConnectSchema.validateValue's, which names the field.
+	if f := s.Schema().Field(name); f != nil && v == nil && data.Validate(f.Schema, nil) != nil {
+		return dataErr("Invalid value: null used for required field: \"%s\", schema type: %s", name, upperType(f.Schema.Type))
+	}
 	if _, err := s.Put(name, v); err != nil {
 		return &Exception{Class: DataException, Message: err.Error()}
 	}
