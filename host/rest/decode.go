@@ -193,7 +193,7 @@ func decodeCreate(body []byte) (*createRequest, error) {
 	if !ok {
 		return nil, badRequest("Field \"name\" of %s must be a string, not %s", what, kindOf(nameRaw))
 	}
-	req.name = strings.TrimSpace(name)
+	req.name = javaTrim(name)
 
 	cfgRaw, ok := raw["config"]
 	if !ok || isNull(cfgRaw) {
@@ -313,6 +313,14 @@ func decodeLoggerLevel(body []byte) (string, error) {
 		return "", badRequest("Desired 'level' parameter was not specified in request.")
 	}
 	return *lvl, nil
+}
+
+// javaTrim trims as Java's String.trim, which Kafka applies to the name of
+// a new connector: every code point up to U+0020 at either end, control
+// characters included, and no Unicode space above it (strings.TrimSpace
+// would keep a leading U+0001 and drop a U+00A0).
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
 func sortedKeys[V any](m map[string]V) []string {
