@@ -33,29 +33,36 @@ func compileFull(pattern string) (*regexp.Regexp, error) {
 }
 
 type regexRouter struct {
-	re          *regexp.Regexp
-	replacement string
+	// whole tests that the pattern matches the whole topic; first finds
+	// the match that is replaced.
+	whole, first *regexp.Regexp
+	replacement  string
 }
 
 func newRegexRouter(v *config.Values) (Transformation, error) {
-	re, err := compileFull(v.String("regex"))
+	whole, err := compileFull(v.String("regex"))
 	if err != nil {
 		return nil, config.Invalid("regex", v.String("regex"), "Invalid regex: "+err.Error())
 	}
-	return &regexRouter{re: re, replacement: v.String("replacement")}, nil
+	return &regexRouter{whole: whole, first: regexp.MustCompile(v.String("regex")), replacement: v.String("replacement")}, nil
 }
 
+// Apply renames a topic the pattern matches as a whole. Kafka then calls
+// Matcher.replaceFirst, which searches afresh: the match it replaces is
+// the first one found from the start, and a lazy quantifier or an
+// alternation can end it before the topic ends ("(.*?)-x" in "a-x-x"
+// replaces "a-x" only). Go's search prefers the same match as Java's.
 func (t *regexRouter) Apply(r *data.Record) (*data.Record, error) {
-	m := t.re.FindStringSubmatchIndex(r.Topic)
-	if m == nil {
+	if !t.whole.MatchString(r.Topic) {
 		return r, nil
 	}
-	topic, err := javaReplacement(t.re, t.replacement, r.Topic, m)
+	m := t.first.FindStringSubmatchIndex(r.Topic)
+	repl, err := javaReplacement(t.first, t.replacement, r.Topic, m)
 	if err != nil {
 		return nil, err
 	}
 	out := *r
-	out.Topic = topic
+	out.Topic = r.Topic[:m[0]] + repl + r.Topic[m[1]:]
 	return &out, nil
 }
 
@@ -63,8 +70,6 @@ func (t *regexRouter) Apply(r *data.Record) (*data.Record, error) {
 // match m of re in src: $n and ${name} insert groups, a backslash quotes
 // the next character. Errors carry Java's messages.
 func javaReplacement(re *regexp.Regexp, repl, src string, m []int) (string, error) {
-	// The compiled pattern wraps the user's in one non-capturing group, so
-	// group numbers are the user's.
 	groups := re.NumSubexp()
 	group := func(i int) string {
 		if m[2*i] < 0 {

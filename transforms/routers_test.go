@@ -26,6 +26,12 @@ func TestRegexRouter(t *testing.T) {
 		{"foo", "bar", "foo-baz", "foo-baz"}, // must match the whole topic
 		{"(.*)", "$12", "ab", "ab2"},         // one group: $12 is $1 then 2
 		{"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)(l)", "$12", "abcdefghijkl", "l"},
+		// Matcher.replaceFirst replaces the first match a search finds,
+		// which a lazy quantifier or an alternation can end before the
+		// topic does; the rest of the topic is kept.
+		{"(.*?)-x", "[$1]", "a-x-x", "[a]-x"},
+		{"a|ab", "X", "ab", "Xb"},
+		{"(.*?)\\.(.*)", "$2.$1", "db.schema.table", "schema.table.db"},
 	} {
 		c := c
 		r := topicRec(c.want)()
