@@ -257,6 +257,11 @@ func TestPluginsAndValidate(t *testing.T) {
 		t.Fatalf("validate -o json: %d %s", r.code, r.stdout)
 	}
 	w.run(t, "validate", writeFile(t, "x.properties", "topic=t\n")).fails(t, 2, "no connector.class")
+	// A JSON file an editor saved with a byte order mark reads as JSON.
+	bom := writeFile(t, "bom.json", "\ufeff"+`{"connector.class":"FileStreamSource","topic":"t"}`)
+	if got := w.run(t, "validate", bom, "-c", "name=v").ok(t).stdout; got != "FileStreamSource: the configuration is valid\n" {
+		t.Fatalf("validate a JSON file with a byte order mark: %q", got)
+	}
 }
 
 func TestLoggers(t *testing.T) {

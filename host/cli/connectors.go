@@ -249,7 +249,9 @@ func readConfig(files []string, sets settings) (*config.ConnectorFile, error) {
 // placeholder name and taking it away again.
 func parseNameless(raw []byte) (*config.ConnectorFile, error) {
 	const placeholder = "sluice-cli-unnamed-7f3a9c"
-	trimmed := strings.TrimSpace(string(raw))
+	// A byte order mark before JSON is skipped, as ParseConnectorConfig
+	// and Jackson skip it.
+	trimmed := strings.TrimSpace(strings.TrimPrefix(string(raw), "\ufeff"))
 	var withName string
 	if strings.HasPrefix(trimmed, "{") {
 		withName = `{"name":` + strconv.Quote(placeholder) + `,` + strings.TrimPrefix(trimmed, "{")
