@@ -1,9 +1,11 @@
 package rest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -21,7 +23,32 @@ func (s *Server) listPlugins(c echo.Context) error {
 	if plugins == nil {
 		plugins = []herder.PluginInfo{}
 	}
+	slices.SortStableFunc(plugins, func(a, b herder.PluginInfo) int {
+		return cmp.Compare(kindRank(a.Type), kindRank(b.Type))
+	})
 	return writeJSON(c, http.StatusOK, plugins)
+}
+
+// kindRank orders GET /connector-plugins as Kafka's ConnectorPluginsResource
+// does, whatever order the herder's catalogs give: sinks, sources,
+// transformations, predicates, converters, header converters; unknown
+// kinds last.
+func kindRank(typ string) int {
+	switch typ {
+	case "sink":
+		return 0
+	case "source":
+		return 1
+	case "transformation":
+		return 2
+	case "predicate":
+		return 3
+	case "converter":
+		return 4
+	case "header_converter":
+		return 5
+	}
+	return 6
 }
 
 func (s *Server) pluginConfig(c echo.Context) error {

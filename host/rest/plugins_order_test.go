@@ -1,0 +1,62 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/sluice-io/sluice/host/herder"
+	"github.com/sluice-io/sluice/host/rest/resttest"
+)
+
+// shuffledPlugins is a herder whose plugin list comes in no particular
+// order of kinds, as a herder assembling it from several catalogs may give.
+type shuffledPlugins struct{ *resttest.Herder }
+
+func (shuffledPlugins) Plugins(context.Context, bool) ([]herder.PluginInfo, error) {
+	return []herder.PluginInfo{
+		{Class: "a.BooleanConverter", Type: "converter"},
+		{Class: "a.BooleanConverter", Type: "header_converter"},
+		{Class: "b.JsonConverter", Type: "converter"},
+		{Class: "b.JsonConverter", Type: "header_converter"},
+		{Class: "x.Source", Type: "source", Version: "1"},
+		{Class: "t.Cast$Key", Type: "transformation", Version: "4.0.0"},
+		{Class: "t.Cast$Value", Type: "transformation", Version: "4.0.0"},
+		{Class: "p.HasHeaderKey", Type: "predicate", Version: "4.0.0"},
+		{Class: "z.Sink", Type: "sink", Version: "1"},
+		{Class: "y.Sink", Type: "sink", Version: "1"},
+	}, nil
+}
+
+// GET /connector-plugins?connectorsOnly=false lists the kinds in Kafka's
+// order (sinks, sources, transformations, predicates, converters, header
+// converters), keeping the herder's order within a kind.
+func TestPluginsListedInKafkasKindOrder(t *testing.T) {
+	srv, err := New(shuffledPlugins{resttest.New()}, mustRegistry(t), Options{Listeners: []string{"http://127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	r := doURL(t, http.DefaultClient, "GET", srv.Addrs()[0]+"/connector-plugins?connectorsOnly=false", "", nil)
+	r.expect(t, http.StatusOK, `[
+		{"class":"z.Sink","type":"sink","version":"1"},
+		{"class":"y.Sink","type":"sink","version":"1"},
+		{"class":"x.Source","type":"source","version":"1"},
+		{"class":"t.Cast$Key","type":"transformation","version":"4.0.0"},
+		{"class":"t.Cast$Value","type":"transformation","version":"4.0.0"},
+		{"class":"p.HasHeaderKey","type":"predicate","version":"4.0.0"},
+		{"class":"a.BooleanConverter","type":"converter"},
+		{"class":"b.JsonConverter","type":"converter"},
+		{"class":"a.BooleanConverter","type":"header_converter"},
+		{"class":"b.JsonConverter","type":"header_converter"}]`)
+}
