@@ -307,6 +307,17 @@ func castValue(s *data.Schema, v any, target data.Type) (any, error) {
 			}
 			f = p
 		default:
+			if target == data.Float32 {
+				// Number.floatValue rounds once, straight to a float: a
+				// long or decimal rounded to a double first can land on
+				// a tie that then rounds the other way.
+				switch x := v.(type) {
+				case int64:
+					return float32(x), nil
+				case data.Decimal:
+					return decimalFloat32(x), nil
+				}
+			}
 			var ok bool
 			if f, ok = floatValue(v); !ok {
 				return nil, unexpected()

@@ -29,6 +29,9 @@ func TestCastWholeValue(t *testing.T) {
 		{"string to float32", "float32", "42.5", float32(42.5)},
 		{"string to float64 with suffix", "float64", "1e3d", float64(1000)},
 		{"int to float64", "float64", int32(42), float64(42)},
+		// 2^60 + 2^36 + 1 is just above a tie between two floats; through
+		// a double it lands on the tie and rounds down to even.
+		{"int64 to float32 rounds once", "float32", int64(1<<60 + 1<<36 + 1), float32(1<<60 + 1<<37)},
 		{"zero to boolean", "boolean", int32(0), false},
 		{"float to boolean", "boolean", float64(0.5), false},
 		{"string TRUE to boolean", "boolean", "TRUE", true},
@@ -73,6 +76,11 @@ func TestCastWholeValue(t *testing.T) {
 				return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(-4299), Scale: 2})
 			},
 			want: valueRec(data.Int32Schema, int32(-42))},
+		golden{name: "decimal to float32 rounds once", class: cls, props: props("spec", "float32"),
+			in: func() *data.Record {
+				return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: mustBig("115292157332632371225"), Scale: 2})
+			},
+			want: valueRec(data.Float32Schema, float32(1<<60+1<<37))},
 		golden{name: "decimal to float64", class: cls, props: props("spec", "float64"),
 			in: func() *data.Record {
 				return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(4250), Scale: 2})

@@ -140,6 +140,20 @@ func decimalFloat(d data.Decimal) float64 {
 	return f
 }
 
+// decimalFloat32 is BigDecimal.floatValue.
+func decimalFloat32(d data.Decimal) float32 {
+	switch m := decimalMagnitude(d); {
+	case m == math.MinInt64:
+		return 0
+	case m > 60:
+		return float32(math.Copysign(math.Inf(1), float64(d.Unscaled.Sign())))
+	case m < -60:
+		return float32(math.Copysign(0, float64(d.Unscaled.Sign())))
+	}
+	f, _ := decimalRat(d).Float32()
+	return f
+}
+
 // decimalMagnitude is the number of digits before the decimal point
 // (negative for leading zeros after it): |d| < 10^magnitude, and
 // |d| >= 10^(magnitude-1) unless d is zero.
