@@ -62,7 +62,9 @@
 //     after the last field is ignored.
 //   - InsertHeader's value.literal infers null, booleans, numbers and ISO
 //     dates, times and timestamps as Values.parseString does; arrays and
-//     maps ("[1,2]", "{a:1}") stay strings.
+//     maps ("[1,2]", "{a:1}") stay strings, and so does a number followed
+//     by one of its delimiters (:,[]{}"), which Kafka cuts to the number
+//     ("12:30" becomes the INT8 12 there).
 //   - ReplaceField still reads blacklist and whitelist, which Kafka 4.0
 //     removed (there they would be ignored silently); exclude and include
 //     win when both are given.
