@@ -56,6 +56,7 @@ func TestInsertHeader(t *testing.T) {
 		{"2024-01-02T10:11:12.013Z", data.TimestampSchema(false), time.Date(2024, 1, 2, 10, 11, 12, 13e6, time.UTC)},
 		{"null", nil, nil},
 		{"[1,2]", data.StringSchema, "[1,2]"},
+		{"12:30", data.StringSchema, "12:30"}, // Kafka: INT8 12 (doc.go)
 	} {
 		cases = append(cases, golden{name: "literal " + c.literal, class: cls, props: props("header", "h", "value.literal", c.literal),
 			in: in, want: withHeaders(valueRec(data.StringSchema, "v"), existing, data.Header{Key: "h", Schema: c.schema, Value: c.value})})
