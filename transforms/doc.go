@@ -58,8 +58,9 @@
 //     Z X and quoted text, in UTC with English names. Y is read as the
 //     calendar year; parsing ignores the week and weekday fields and reads
 //     zones as offsets (Z, +hh, +hhmm, +hh:mm, GMT/UTC with or without one).
-//     Like Java's lenient default, out-of-range values roll over and text
-//     after the last field is ignored.
+//     Like Java's lenient default, out-of-range values roll over, spaces
+//     and tabs before a field are skipped and text after the last field is
+//     ignored.
 //   - InsertHeader's value.literal infers null, booleans, numbers and ISO
 //     dates, times and timestamps as Values.parseString does; arrays and
 //     maps ("[1,2]", "{a:1}") stay strings, and so does a number followed

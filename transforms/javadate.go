@@ -234,12 +234,18 @@ func (f *dateFormat) Parse(s string) (time.Time, error) {
 			pos += len(it.text)
 			continue
 		}
+		// SimpleDateFormat skips spaces and tabs before every field.
+		fieldStart := pos
+		for pos < len(s) && (s[pos] == ' ' || s[pos] == '\t') {
+			pos++
+		}
 		if isNumericLetter(it.letter, it.count) {
 			// A field followed directly by another number is read with
-			// its pattern width, as Java reads abutting fields.
+			// its pattern width, as Java reads abutting fields (the width
+			// counts from before the skipped spaces, as Java's does).
 			limit := len(s)
 			if idx+1 < len(f.items) && isNumericLetter(f.items[idx+1].letter, f.items[idx+1].count) {
-				limit = min(len(s), pos+it.count)
+				limit = min(len(s), fieldStart+it.count)
 			}
 			start := pos
 			for pos < limit && s[pos] >= '0' && s[pos] <= '9' {

@@ -179,6 +179,9 @@ func TestDateFormat(t *testing.T) {
 		{"HH:mm Z", "10:00 -0230", time.Date(1970, 1, 1, 12, 30, 0, 0, time.UTC)},
 		{"HH:mm z", "10:00 GMT+01:00", time.Date(1970, 1, 1, 9, 0, 0, 0, time.UTC)},
 		{"EEE yyyy.D", "Mon 2024.60", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)},
+		// Spaces and tabs before a field are skipped, not before a literal.
+		{"yyyy-MM-dd HH:mm", " 2024-12-31  \t7:08", time.Date(2024, 12, 31, 7, 8, 0, 0, time.UTC)},
+		{"dd MMM yyyy", "05  Feb 2024", time.Date(2024, 2, 5, 0, 0, 0, 0, time.UTC)},
 	} {
 		f, err := compileDateFormat(c.pattern)
 		if err != nil {
@@ -190,7 +193,7 @@ func TestDateFormat(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ pattern, in string }{
-		{"yyyy-MM-dd", "2024/01/01"}, {"yyyy-MM-dd", "x"}, {"MMM", "Foo"}, {"HH a", "10 XM"}, {"Z", "0100"},
+		{"yyyy-MM-dd", "2024/01/01"}, {"yyyy-MM-dd", "x"}, {"yyyy-MM-dd", "2024 -01-01"}, {"yyyy-MM-dd", "   "}, {"MMM", "Foo"}, {"HH a", "10 XM"}, {"Z", "0100"},
 	} {
 		f, _ := compileDateFormat(c.pattern)
 		if got, err := f.Parse(c.in); err == nil {
