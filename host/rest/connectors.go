@@ -319,11 +319,12 @@ func (s *Server) restartTask(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// queryBool reads a boolean query parameter as Jersey converts one:
-// "true" in any case is true, anything else false; absent is def.
+// queryBool reads a boolean query parameter as Jersey converts one: the
+// first value, when blank once trimmed as Java trims (or absent), is def;
+// otherwise "true" in any case, untrimmed, is true and anything else false.
 func queryBool(c echo.Context, name string, def bool) bool {
 	v, ok := c.QueryParams()[name]
-	if !ok || len(v) == 0 || v[0] == "" {
+	if !ok || len(v) == 0 || javaTrim(v[0]) == "" {
 		return def
 	}
 	return strings.EqualFold(v[0], "true")

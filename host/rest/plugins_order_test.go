@@ -60,3 +60,30 @@ func TestPluginsListedInKafkasKindOrder(t *testing.T) {
 		{"class":"a.BooleanConverter","type":"header_converter"},
 		{"class":"b.JsonConverter","type":"header_converter"}]`)
 }
+
+// connectorsOnly is a primitive boolean to Jersey: a value that is blank
+// once trimmed (as Java trims) takes the default, true; any other value is
+// true only when it is "true" in any case, untrimmed.
+func TestConnectorsOnlyBlankIsDefault(t *testing.T) {
+	e := newEnv(t, Options{})
+	for q, want := range map[string]int{
+		"":                        2,
+		"?connectorsOnly":         2,
+		"?connectorsOnly=":        2,
+		"?connectorsOnly=%20%09":  2,
+		"?connectorsOnly=TRUE":    2,
+		"?connectorsOnly=%20true": 7, // Boolean.valueOf(" true") is false
+		"?connectorsOnly=false":   7,
+		"?connectorsOnly=0":       7,
+		"?connectorsOnly=1":       7,
+		"?connectorsOnly=yes":     7,
+	} {
+		var all []map[string]string
+		r := e.do("GET", "/connector-plugins"+q, "")
+		r.expect(t, http.StatusOK, "")
+		r.decode(t, &all)
+		if len(all) != want {
+			t.Errorf("GET /connector-plugins%s: %d plugins, want %d", q, len(all), want)
+		}
+	}
+}
