@@ -18,7 +18,7 @@ func (s *Server) listLoggers(c echo.Context) error {
 }
 
 func (s *Server) getLogger(c echo.Context) error {
-	name, err := param(c, "logger")
+	name, err := loggerName(c)
 	if err != nil {
 		return err
 	}
@@ -32,11 +32,24 @@ func (s *Server) getLogger(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, lvl)
 }
 
+// loggerName reads {logger}: Kafka knows the root logger by "root" in any
+// case (ROOT, Root), so those name it rather than a logger of their own.
+func loggerName(c echo.Context) (string, error) {
+	name, err := param(c, "logger")
+	if err != nil {
+		return "", err
+	}
+	if strings.EqualFold(name, logging.RootName) {
+		return logging.RootName, nil
+	}
+	return name, nil
+}
+
 // setLogger answers PUT /admin/loggers/{name}: scope=worker (the default,
 // and what Kafka falls back to for an unknown scope) answers 200 with the
 // loggers set; scope=cluster (KIP-976) answers 204.
 func (s *Server) setLogger(c echo.Context) error {
-	name, err := param(c, "logger")
+	name, err := loggerName(c)
 	if err != nil {
 		return err
 	}
