@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -13,8 +14,12 @@ import (
 // The /admin/loggers endpoints (KIP-495) change levels on this worker's
 // logging.Registry; they involve no herder call, so no timeout.
 
+// listLoggers leaves out the loggers whose level is OFF, root included, as
+// Kafka's Loggers.allLevels does; GET /admin/loggers/{name} still shows them.
 func (s *Server) listLoggers(c echo.Context) error {
-	return writeJSON(c, http.StatusOK, s.loggers.Levels())
+	levels := s.loggers.Levels()
+	maps.DeleteFunc(levels, func(_ string, l logging.LoggerLevel) bool { return l.Level == logging.LevelOff })
+	return writeJSON(c, http.StatusOK, levels)
 }
 
 func (s *Server) getLogger(c echo.Context) error {

@@ -35,3 +35,28 @@ func TestRootLoggerNameIsCaseInsensitive(t *testing.T) {
 		t.Fatalf("a logger named ROOT was made")
 	}
 }
+
+// GET /admin/loggers leaves out the loggers whose level is OFF, root
+// included, as Kafka's Loggers.allLevels does; GET of one still answers.
+func TestLoggersListLeavesOutOff(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.loggers.Logger("sluice.task.src-0")
+	e.loggers.Logger("sluice.connector.src")
+	e.do("PUT", "/admin/loggers/sluice.task", `{"level":"OFF"}`).expect(t, http.StatusOK, `["sluice.task","sluice.task.src-0"]`)
+	var all map[string]logging.LoggerLevel
+	r := e.do("GET", "/admin/loggers", "")
+	r.expect(t, http.StatusOK, "")
+	r.decode(t, &all)
+	if len(all) != 2 || all["root"].Level != logging.LevelInfo || all["sluice.connector.src"].Level != logging.LevelInfo {
+		t.Fatalf("GET /admin/loggers with sluice.task OFF: %s", r.body)
+	}
+	r = e.do("GET", "/admin/loggers/sluice.task.src-0", "")
+	r.expect(t, http.StatusOK, "")
+	var one logging.LoggerLevel
+	r.decode(t, &one)
+	if one.Level != logging.LevelOff {
+		t.Fatalf("GET /admin/loggers/sluice.task.src-0: %s", r.body)
+	}
+	e.do("PUT", "/admin/loggers/root", `{"level":"off"}`).expect(t, http.StatusOK, "")
+	e.do("GET", "/admin/loggers", "").expect(t, http.StatusOK, `{}`)
+}
