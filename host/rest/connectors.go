@@ -378,7 +378,10 @@ func (s *Server) targetState(c echo.Context, fn func(context.Context, string) er
 	return c.NoContent(status)
 }
 
-// activeTopics answers KIP-558's {"<connector>":{"topics":[...]}}.
+// activeTopics answers KIP-558's {"<connector>":{"topics":[...]}}. Kafka
+// reads the status store without asking whether the connector exists, so a
+// connector the herder does not know has no active topics (200, empty),
+// and resetting them is accepted (202); tracking disabled is still 403.
 func (s *Server) activeTopics(c echo.Context) error {
 	name, err := param(c, "connector")
 	if err != nil {
@@ -387,6 +390,9 @@ func (s *Server) activeTopics(c echo.Context) error {
 	topics, err := call(s, c, func(ctx context.Context) ([]string, error) {
 		return s.h.ConnectorActiveTopics(ctx, name)
 	})
+	if errors.Is(err, herder.ErrNotFound) {
+		topics, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -400,5 +406,10 @@ func (s *Server) activeTopics(c echo.Context) error {
 }
 
 func (s *Server) resetActiveTopics(c echo.Context) error {
-	return s.targetState(c, s.h.ResetConnectorActiveTopics, http.StatusAccepted)
+	return s.targetState(c, func(ctx context.Context, name string) error {
+		if err := s.h.ResetConnectorActiveTopics(ctx, name); !errors.Is(err, herder.ErrNotFound) {
+			return err
+		}
+		return nil
+	}, http.StatusAccepted)
 }

@@ -218,8 +218,16 @@ func TestActiveTopics(t *testing.T) {
 		strict(t, e.must("GET", "/connectors/snk/topics", nil, 200), &a)
 		return slices.Equal(a["snk"].Topics, []string{"active"})
 	})
-	e.mustFail("GET", "/connectors/nope/topics", nil, 404, "nope")
-	e.mustFail("PUT", "/connectors/nope/topics/reset", nil, 404, "nope")
+	// As in Kafka, an unknown connector has no active topics, and resetting
+	// them is accepted.
+	var none active
+	strict(t, e.must("GET", "/connectors/nope/topics", nil, 200), &none)
+	if len(none) != 1 || none["nope"].Topics == nil || len(none["nope"].Topics) != 0 {
+		t.Fatalf("GET /connectors/nope/topics: %+v", none)
+	}
+	if r := e.request("PUT", "/connectors/nope/topics/reset", nil); r.code != 202 || len(r.body) != 0 {
+		t.Fatalf("PUT /connectors/nope/topics/reset: %s", r)
+	}
 
 	off := startWorker(t, workerOpts{props: map[string]string{"topic.tracking.enable": "false"}})
 	off.create("snk", map[string]string{"connector.class": "FileStreamSink", "file": off.dir + "/out.txt", "topics": "x"})
