@@ -94,8 +94,8 @@ type Distributed struct {
 	mu             sync.Mutex // guards the fields below
 	ready          bool
 	closed         bool
-	assigned       bool // a first assignment completed
-	needsRebalance bool // a config change waits for the next rebalance
+	assigned       bool   // a first assignment completed
+	needsRebalance bool   // a config change waits for the next rebalance
 	assignRounds   uint64 // OnAssigned calls so far
 	unsyncRounds   int    // rounds in a row this worker could not catch up in
 	known          map[string]bool
