@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/host/herder"
 	"github.com/sluice-io/sluice/host/logging"
 	"github.com/sluice-io/sluice/host/rest/resttest"
 )
@@ -35,6 +36,14 @@ func newEnvWith(t *testing.T, h *resttest.Herder, opts Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := startServer(t, h, reg, opts)
+	return &env{t: t, h: h, loggers: reg, srv: srv, url: srv.Addrs()[0]}
+}
+
+// startServer starts a REST server for h on a port the kernel picks
+// (unless opts names listeners) and shuts it down when the test ends.
+func startServer(t *testing.T, h herder.Herder, reg *logging.Registry, opts Options) *Server {
+	t.Helper()
 	if opts.Listeners == nil {
 		opts.Listeners = []string{"http://127.0.0.1:0"}
 	}
@@ -52,7 +61,7 @@ func newEnvWith(t *testing.T, h *resttest.Herder, opts Options) *env {
 			t.Errorf("shutdown: %v", err)
 		}
 	})
-	return &env{t: t, h: h, loggers: reg, srv: srv, url: srv.Addrs()[0]}
+	return srv
 }
 
 // reply is one HTTP answer.

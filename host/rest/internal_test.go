@@ -55,20 +55,7 @@ func newTaskWriterEnv(t *testing.T, signing bool) (*env, *taskWriter) {
 	}
 	w := &taskWriter{Herder: resttest.New(), signer: s, signing: signing}
 	reg := mustRegistry(t)
-	srv, err := New(w, reg, Options{Listeners: []string{"http://127.0.0.1:0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	srv := startServer(t, w, reg, Options{})
 	return &env{t: t, h: w.Herder, loggers: reg, srv: srv, url: srv.Addrs()[0]}, w
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/sluice-io/sluice/host/herder"
 	"github.com/sluice-io/sluice/host/rest/resttest"
@@ -33,20 +32,7 @@ func (shuffledPlugins) Plugins(context.Context, bool) ([]herder.PluginInfo, erro
 // order (sinks, sources, transformations, predicates, converters, header
 // converters), keeping the herder's order within a kind.
 func TestPluginsListedInKafkasKindOrder(t *testing.T) {
-	srv, err := New(shuffledPlugins{resttest.New()}, mustRegistry(t), Options{Listeners: []string{"http://127.0.0.1:0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	srv := startServer(t, shuffledPlugins{resttest.New()}, mustRegistry(t), Options{})
 	r := doURL(t, http.DefaultClient, "GET", srv.Addrs()[0]+"/connector-plugins?connectorsOnly=false", "", nil)
 	r.expect(t, http.StatusOK, `[
 		{"class":"z.Sink","type":"sink","version":"1"},
