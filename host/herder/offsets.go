@@ -177,7 +177,7 @@ func (h *Standalone) resetOffsets(ctx context.Context, name string, class Class,
 		if err != nil {
 			return "", err
 		}
-		if err := h.checkNoMembers(ctx, name, group); err != nil {
+		if err := h.checkNoMembers(ctx, name, group, "reset"); err != nil {
 			return "", err
 		}
 		if err := h.opts.Groups.Delete(ctx, group); err != nil {
@@ -223,7 +223,7 @@ func (h *Standalone) alterSinkOffsets(ctx context.Context, name string, class Cl
 	if err != nil {
 		return "", err
 	}
-	if err := h.checkNoMembers(ctx, name, group); err != nil {
+	if err := h.checkNoMembers(ctx, name, group, "alter"); err != nil {
 		return "", err
 	}
 	handled, err := h.askConnector(ctx, name, class, cfg, offsets)
@@ -294,13 +294,16 @@ func (h *Standalone) askConnector(ctx context.Context, name string, class Class,
 	return false, &Error{Message: fmt.Sprintf("Failed to modify offsets for connector %s because the connector failed: %v", name, err)}
 }
 
-func (h *Standalone) checkNoMembers(ctx context.Context, name, group string) error {
+// checkNoMembers refuses to alter or reset (op) a sink's offsets while its
+// consumer group has members: the broker would refuse too, and Kafka Connect
+// answers that refusal with this text.
+func (h *Standalone) checkNoMembers(ctx context.Context, name, group, op string) error {
 	busy, err := h.opts.Groups.HasMembers(ctx, group)
 	if err != nil {
 		return fmt.Errorf("describe consumer group %s of connector %s: %w", group, name, err)
 	}
 	if busy {
-		return &Error{Message: fmt.Sprintf("Failed to modify the consumer group offsets of connector %s either because its tasks haven't stopped completely yet or the connector was resumed before the request to alter its offsets could be successfully completed. If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually succeed, the worker may need to be restarted to get rid of the zombie sink tasks.", name)}
+		return &Error{Message: fmt.Sprintf("Failed to %[1]s consumer group offsets for connector %[2]s either because its tasks haven't stopped completely yet or the connector was resumed before the request to %[1]s its offsets could be successfully completed. If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to get rid of the zombie sink tasks.", op, name)}
 	}
 	return nil
 }
