@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -98,14 +100,15 @@ func (s *FileOffsetStore) All(_ context.Context, connector string) ([]OffsetEntr
 }
 
 // Set implements OffsetStore: the entries are merged in and the file is
-// rewritten before Set returns.
+// rewritten before Set returns. The merge happens on a copy that replaces the
+// connector's offsets only once the file holds it, so a failed Set leaves
+// nothing behind that a read could see and a restart would lose.
 func (s *FileOffsetStore) Set(_ context.Context, connector string, entries []OffsetEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.data[connector]
+	m := maps.Clone(s.data[connector])
 	if m == nil {
 		m = map[string][]byte{}
-		s.data[connector] = m
 	}
 	for _, e := range entries {
 		cp, err := CanonicalJSON(e.Partition)
@@ -122,31 +125,28 @@ func (s *FileOffsetStore) Set(_ context.Context, connector string, entries []Off
 		}
 		m[string(cp)] = co
 	}
-	return s.writeLocked()
+	next := maps.Clone(s.data)
+	next[connector] = m
+	if err := writeOffsetFile(s.path, next); err != nil {
+		return err
+	}
+	s.data = next
+	return nil
 }
 
-func (s *FileOffsetStore) writeLocked() error {
+// writeOffsetFile writes data, every connector's offsets, to path.
+func writeOffsetFile(path string, data map[string]map[string][]byte) error {
 	f := offsetFile{Version: 1, Offsets: []offsetFileEntry{}}
-	conns := make([]string, 0, len(s.data))
-	for c := range s.data {
-		conns = append(conns, c)
-	}
-	sort.Strings(conns)
-	for _, c := range conns {
-		parts := make([]string, 0, len(s.data[c]))
-		for p := range s.data[c] {
-			parts = append(parts, p)
-		}
-		sort.Strings(parts)
-		for _, p := range parts {
-			f.Offsets = append(f.Offsets, offsetFileEntry{Key: string(OffsetKey(c, []byte(p))), Value: string(s.data[c][p])})
+	for _, c := range slices.Sorted(maps.Keys(data)) {
+		for _, p := range slices.Sorted(maps.Keys(data[c])) {
+			f.Offsets = append(f.Offsets, offsetFileEntry{Key: string(OffsetKey(c, []byte(p))), Value: string(data[c][p])})
 		}
 	}
 	raw, err := json.MarshalIndent(f, "", " ")
 	if err != nil {
 		return fmt.Errorf("encode offsets file: %w", err)
 	}
-	return writeFileAtomic(s.path, raw)
+	return writeFileAtomic(path, raw)
 }
 
 // writeFileAtomic replaces path with raw: temp file, fsync, rename, dir fsync.

@@ -93,3 +93,51 @@ func TestFileOffsetStoreCorruptFile(t *testing.T) {
 		t.Fatalf("empty file: %v", err)
 	}
 }
+
+// A Set that fails changes nothing: neither a bad entry after good ones nor a
+// file that cannot be written may leave offsets in memory that the file does
+// not hold (a GET would show them, a restart would lose them).
+func TestFileOffsetStoreFailedSetChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "offsets.json")
+	s, err := OpenFileOffsetStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx, "a", []OffsetEntry{{Partition: []byte(`{"f":"x"}`), Offset: []byte(`{"position":1}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Set(ctx, "a", []OffsetEntry{
+		{Partition: []byte(`{"f":"x"}`), Offset: []byte(`{"position":2}`)},
+		{Partition: []byte(`{"f":"y"}`), Offset: []byte(`{"position":`)},
+	})
+	if err == nil {
+		t.Fatal("bad offset accepted")
+	}
+	all, _ := s.All(ctx, "a")
+	if len(all) != 1 || string(all[0].Offset) != `{"position":1}` {
+		t.Fatalf("after a rejected Set: %q", all)
+	}
+
+	// The file's place becomes a non-empty directory: the rename fails.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(path, "blocker"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx, "a", []OffsetEntry{{Partition: []byte(`{"f":"x"}`), Offset: nil}}); err == nil {
+		t.Fatal("Set succeeded although the file cannot be replaced")
+	}
+	if err := s.Set(ctx, "b", []OffsetEntry{{Partition: []byte(`{"f":"z"}`), Offset: []byte(`{"position":9}`)}}); err == nil {
+		t.Fatal("Set succeeded although the file cannot be replaced")
+	}
+	all, _ = s.All(ctx, "a")
+	if len(all) != 1 || string(all[0].Offset) != `{"position":1}` {
+		t.Fatalf("a after failed writes: %q", all)
+	}
+	if all, _ := s.All(ctx, "b"); len(all) != 0 {
+		t.Fatalf("b after a failed write: %q", all)
+	}
+}
