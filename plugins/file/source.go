@@ -118,33 +118,37 @@ func (c *SourceConnector) ExactlyOnceSupport(_ context.Context, props map[string
 	return pluginsdk.ExactlyOnceSupported, nil
 }
 
-// AlterOffsets accepts offsets the task can resume from: partitions naming a
-// filename and positions that are non-negative integers; a reset (nil
-// offset) is always accepted, so stale entries can be cleaned up. The task
-// checks the position against the file when it starts.
+// AlterOffsets accepts offsets the task can resume from: positions that are
+// non-negative integers, under partitions naming a filename; a reset (nil
+// offset) is always accepted, so stale entries can be cleaned up. The checks,
+// their order (offset before partition) and their messages are Kafka's. The
+// task checks the position against the file when it starts.
 func (c *SourceConnector) AlterOffsets(_ context.Context, props map[string]string, offsets []pluginsdk.OffsetChange) (bool, error) {
 	if strings.TrimSpace(props[fileKey]) == "" {
-		return false, pluginsdk.Invalid("offsets cannot be altered when %q is not set: standard input is read without offsets", fileKey)
+		return false, pluginsdk.Invalid("Offsets cannot be modified if the '%s' configuration is unspecified. This is because stdin is used for input and offsets are not tracked.", fileKey)
 	}
 	for _, o := range offsets {
 		if o.Offset == nil {
 			continue
 		}
-		if _, ok := o.Partition[filenameField]; !ok {
-			return false, pluginsdk.Invalid("source partition %v has no %q key", o.Partition, filenameField)
-		}
 		if _, err := positionOf(o.Offset); err != nil {
 			return false, err
+		}
+		if o.Partition == nil {
+			return false, pluginsdk.Invalid("Partition objects cannot be null")
+		}
+		if _, ok := o.Partition[filenameField]; !ok {
+			return false, pluginsdk.Invalid("Partition objects should contain the key '%s'", filenameField)
 		}
 	}
 	return true, nil
 }
 
-// positionOf reads the position from a stored offset.
+// positionOf reads the position from an offset, with Kafka's messages.
 func positionOf(off map[string]any) (int64, error) {
 	v, ok := off[positionField]
 	if !ok {
-		return 0, pluginsdk.Invalid("offset %v has no %q key", off, positionField)
+		return 0, pluginsdk.Invalid("Offset objects should either be null or contain the key '%s'", positionField)
 	}
 	var pos int64
 	switch n := v.(type) {
@@ -155,10 +159,10 @@ func positionOf(off map[string]any) (int64, error) {
 	case int:
 		pos = int64(n)
 	default:
-		return 0, pluginsdk.Invalid("offset %q is %v (%T); it must be an integer", positionField, v, v)
+		return 0, pluginsdk.Invalid("The value for the '%s' key in the offset is expected to be a Long value", positionField)
 	}
 	if pos < 0 {
-		return 0, pluginsdk.Invalid("offset %q is %d; it must not be negative", positionField, pos)
+		return 0, pluginsdk.Invalid("The value for the '%s' key in the offset should be a non-negative value", positionField)
 	}
 	return pos, nil
 }

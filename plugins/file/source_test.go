@@ -506,3 +506,50 @@ func TestSourceAlterOffsets(t *testing.T) {
 		})
 	}
 }
+
+// AlterOffsets vetoes with Kafka's FileStreamSourceConnector messages, and
+// checks an entry's offset before its partition, as Kafka does.
+func TestSourceAlterOffsetsMessages(t *testing.T) {
+	c := &SourceConnector{}
+	props := map[string]string{"file": "in.txt", "topic": "t"}
+	part := map[string]any{filenameField: "in.txt"}
+	tests := []struct {
+		name    string
+		props   map[string]string
+		offsets []pluginsdk.OffsetChange
+		want    string
+	}{
+		{"stdin", map[string]string{"topic": "t"}, nil,
+			"Offsets cannot be modified if the 'file' configuration is unspecified. This is because stdin is used for input and offsets are not tracked."},
+		{"no position", props, []pluginsdk.OffsetChange{{Partition: part, Offset: map[string]any{"pos": int64(1)}}},
+			"Offset objects should either be null or contain the key 'position'"},
+		{"not a number", props, []pluginsdk.OffsetChange{{Partition: part, Offset: map[string]any{positionField: "10"}}},
+			"The value for the 'position' key in the offset is expected to be a Long value"},
+		{"null position", props, []pluginsdk.OffsetChange{{Partition: part, Offset: map[string]any{positionField: nil}}},
+			"The value for the 'position' key in the offset is expected to be a Long value"},
+		{"fraction", props, []pluginsdk.OffsetChange{{Partition: part, Offset: map[string]any{positionField: 3.14}}},
+			"The value for the 'position' key in the offset is expected to be a Long value"},
+		{"negative", props, []pluginsdk.OffsetChange{{Partition: part, Offset: map[string]any{positionField: int64(-10)}}},
+			"The value for the 'position' key in the offset should be a non-negative value"},
+		{"null partition", props, []pluginsdk.OffsetChange{{Partition: nil, Offset: map[string]any{positionField: int64(0)}}},
+			"Partition objects cannot be null"},
+		{"no filename", props, []pluginsdk.OffsetChange{{Partition: map[string]any{"other": "in.txt"}, Offset: map[string]any{positionField: int64(0)}}},
+			"Partition objects should contain the key 'filename'"},
+		{"offset before partition", props, []pluginsdk.OffsetChange{{Partition: map[string]any{"other": "in.txt"}, Offset: map[string]any{positionField: int64(-1)}}},
+			"The value for the 'position' key in the offset should be a non-negative value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ok, err := c.AlterOffsets(context.Background(), tt.props, tt.offsets)
+			if ok || err == nil || err.Error() != tt.want {
+				t.Fatalf("AlterOffsets = %v, %v; want the error %q", ok, err, tt.want)
+			}
+		})
+	}
+	// Tombstones pass whatever their partition, a nil one included.
+	for _, p := range []map[string]any{nil, {}, {"garbage": "x"}, {filenameField: "/elsewhere"}} {
+		if ok, err := c.AlterOffsets(context.Background(), props, []pluginsdk.OffsetChange{{Partition: p}}); !ok || err != nil {
+			t.Errorf("reset of partition %v = %v, %v; want accepted", p, ok, err)
+		}
+	}
+}
