@@ -62,10 +62,16 @@ func OpenFileOffsetStore(path string) (*FileOffsetStore, error) {
 		if err != nil {
 			return nil, fmt.Errorf("offsets file %s: %w", path, err)
 		}
+		// Checked here so a bad value is reported once, naming the file,
+		// rather than by every GET and task start that reads it.
+		val, err := CanonicalJSON([]byte(e.Value))
+		if err != nil || len(val) == 0 || val[0] != '{' {
+			return nil, fmt.Errorf("offsets file %s: offset of key %s is not a JSON object: %q", path, e.Key, e.Value)
+		}
 		if s.data[conn] == nil {
 			s.data[conn] = map[string][]byte{}
 		}
-		s.data[conn][string(part)] = []byte(e.Value)
+		s.data[conn][string(part)] = val
 	}
 	return s, nil
 }
@@ -122,6 +128,15 @@ func (s *FileOffsetStore) Set(_ context.Context, connector string, entries []Off
 		co, err := CanonicalJSON(e.Offset)
 		if err != nil {
 			return fmt.Errorf("store offset: source offset: %w", err)
+		}
+		// JSON null is a tombstone too (a task's committed null offset);
+		// anything else but an object could not be loaded again.
+		if string(co) == "null" {
+			delete(m, string(cp))
+			continue
+		}
+		if co[0] != '{' {
+			return fmt.Errorf("store offset: source offset %.40s of partition %s: not a JSON object", co, cp)
 		}
 		m[string(cp)] = co
 	}

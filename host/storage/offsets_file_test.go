@@ -141,3 +141,65 @@ func TestFileOffsetStoreFailedSetChangesNothing(t *testing.T) {
 		t.Fatalf("b after a failed write: %q", all)
 	}
 }
+
+// An offset value in the file that is not a JSON object is found at startup,
+// with the file named, not later as a failing GET or a task that cannot start.
+func TestFileOffsetStoreCorruptValueNamesFile(t *testing.T) {
+	for _, v := range []string{`{\"position\":`, `42`, `[1]`} {
+		path := filepath.Join(t.TempDir(), "offsets.json")
+		body := `{"version":1,"offsets":[{"key":"[\"a\",{\"f\":\"x\"}]","value":"` + v + `"}]}`
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenFileOffsetStore(path)
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Fatalf("value %s: want an error naming %s, got %v", v, path, err)
+		}
+	}
+	// Values written by hand with other spacing or key order load canonical.
+	path := filepath.Join(t.TempDir(), "offsets.json")
+	body := `{"version":1,"offsets":[{"key":"[\"a\",{\"f\":\"x\"}]","value":"{ \"b\": 2, \"a\": 1 }"}]}`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenFileOffsetStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := s.All(context.Background(), "a")
+	if len(all) != 1 || string(all[0].Offset) != `{"a":1,"b":2}` {
+		t.Fatalf("loaded %q", all)
+	}
+}
+
+// A JSON null offset (what a task commits for a partition it resets) is a
+// tombstone like a nil one: the partition's offset goes, nothing "null" is
+// kept for GET to fail on or for the next start to reject.
+func TestFileOffsetStoreJSONNullOffsetIsTombstone(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "offsets.json")
+	s, err := OpenFileOffsetStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx, "a", []OffsetEntry{
+		{Partition: []byte(`{"f":"x"}`), Offset: []byte(`{"position":1}`)},
+		{Partition: []byte(`{"f":"y"}`), Offset: []byte(`{"position":2}`)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx, "a", []OffsetEntry{{Partition: []byte(`{"f":"x"}`), Offset: []byte(` null `)}}); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := s.All(ctx, "a")
+	if len(all) != 1 || string(all[0].Partition) != `{"f":"y"}` {
+		t.Fatalf("after a null offset: %q", all)
+	}
+	s2, err := OpenFileOffsetStore(path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	if all, _ := s2.All(ctx, "a"); len(all) != 1 || string(all[0].Offset) != `{"position":2}` {
+		t.Fatalf("reloaded: %q", all)
+	}
+}
