@@ -258,6 +258,12 @@ func (h *Standalone) alterSourceOffsets(ctx context.Context, name string, class 
 		if err != nil {
 			return "", Errorf(ErrBadRequest, "Invalid source partition: %v", err)
 		}
+		if err := primitiveValues(o.Partition); err != nil {
+			return "", err
+		}
+		if err := primitiveValues(o.Offset); err != nil {
+			return "", err
+		}
 		e := storage.OffsetEntry{Partition: p}
 		if o.Offset != nil {
 			if e.Offset, err = canonicalObject(o.Offset); err != nil {
@@ -274,6 +280,25 @@ func (h *Standalone) alterSourceOffsets(ctx context.Context, name string, class 
 		return "", fmt.Errorf("alter offsets of connector %s: %w", name, err)
 	}
 	return offsetsMessage(handled, "altered"), nil
+}
+
+// primitiveValues checks that a source partition or offset holds no nested
+// map or list: Kafka Connect refuses those (a 500, before the connector is
+// asked), naming the field and the Connect schema type of its value.
+func primitiveValues(m map[string]any) error {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		var kind string
+		switch m[k].(type) {
+		case map[string]any:
+			kind = "MAP"
+		case []any:
+			kind = "ARRAY"
+		default:
+			continue
+		}
+		return &Error{Message: fmt.Sprintf("Offsets may only contain primitive types as values, but field %s contains %s", k, kind)}
+	}
+	return nil
 }
 
 // askConnector runs the connector's AlterOffsets hook.

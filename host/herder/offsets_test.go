@@ -34,3 +34,45 @@ func TestSinkOffsetsRefusedWhileGroupHasMembers(t *testing.T) {
 		t.Fatalf("group offsets changed while members were present: %v", got)
 	}
 }
+
+// Partitions and offsets hold primitive values only; Kafka Connect refuses a
+// nested map or list before the connector is asked, with its own text.
+func TestSourceOffsetsRejectNestedValues(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	if _, _, err := f.h.PutConnectorConfig(ctx, "src", srcConfig(), false, herder.TargetStopped); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		off  herder.ConnectorOffset
+		want string
+	}{
+		{herder.ConnectorOffset{Partition: map[string]any{"file": "a"}, Offset: map[string]any{"pos": map[string]any{"line": 1}}},
+			"Offsets may only contain primitive types as values, but field pos contains MAP"},
+		{herder.ConnectorOffset{Partition: map[string]any{"files": []any{"a", "b"}}, Offset: map[string]any{"pos": 1}},
+			"Offsets may only contain primitive types as values, but field files contains ARRAY"},
+	}
+	for _, c := range cases {
+		_, err := f.h.AlterConnectorOffsets(ctx, "src", &herder.ConnectorOffsets{Offsets: []herder.ConnectorOffset{c.off}})
+		if err == nil || err.Error() != c.want {
+			t.Fatalf("got %v, want %q", err, c.want)
+		}
+	}
+	if stored, _ := f.store.All(ctx, "src"); len(stored) != 0 {
+		t.Fatalf("stored %q", stored)
+	}
+	f.in.mu.Lock()
+	asked := len(f.in.altered)
+	f.in.mu.Unlock()
+	if asked != 0 {
+		t.Fatalf("connector asked about %d invalid offsets", asked)
+	}
+	// Null values inside the maps are primitives.
+	ok := herder.ConnectorOffset{Partition: map[string]any{"file": "a"}, Offset: map[string]any{"pos": 3, "note": nil}}
+	if _, err := f.h.AlterConnectorOffsets(ctx, "src", &herder.ConnectorOffsets{Offsets: []herder.ConnectorOffset{ok}}); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := f.store.All(ctx, "src"); len(stored) != 1 || string(stored[0].Offset) != `{"note":null,"pos":3}` {
+		t.Fatalf("stored %q", stored)
+	}
+}
