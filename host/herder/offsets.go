@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-io/sluice/host/storage"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // SinkGroup is the consumer group of a sink connector: connect-<name>, or
@@ -181,6 +182,9 @@ func (h *Standalone) resetOffsets(ctx context.Context, name string, class Class,
 			return "", err
 		}
 		if err := h.opts.Groups.Delete(ctx, group); err != nil {
+			if errors.Is(err, kerr.NonEmptyGroup) {
+				return "", membersError(name, "reset")
+			}
 			return "", fmt.Errorf("reset offsets of connector %s: delete consumer group %s: %w", name, group, err)
 		}
 	} else {
@@ -243,6 +247,9 @@ func (h *Standalone) alterSinkOffsets(ctx context.Context, name string, class Cl
 		set[o.Topic][o.Partition] = *o.Offset
 	}
 	if err := h.opts.Groups.Alter(ctx, group, set, reset); err != nil {
+		if errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.GroupSubscribedToTopic) {
+			return "", membersError(name, "alter")
+		}
 		return "", fmt.Errorf("alter offsets of consumer group %s of connector %s: %w", group, name, err)
 	}
 	return offsetsMessage(handled, "altered"), nil
@@ -328,9 +335,17 @@ func (h *Standalone) checkNoMembers(ctx context.Context, name, group, op string)
 		return fmt.Errorf("describe consumer group %s of connector %s: %w", group, name, err)
 	}
 	if busy {
-		return &Error{Message: fmt.Sprintf("Failed to %[1]s consumer group offsets for connector %[2]s either because its tasks haven't stopped completely yet or the connector was resumed before the request to %[1]s its offsets could be successfully completed. If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to get rid of the zombie sink tasks.", op, name)}
+		return membersError(name, op)
 	}
 	return nil
+}
+
+// membersError is the answer when the group has members, found by the
+// check or, if a task rejoined after it, by the broker's refusal
+// (UNKNOWN_MEMBER_ID or GROUP_SUBSCRIBED_TO_TOPIC on alter, NON_EMPTY_GROUP
+// on delete).
+func membersError(name, op string) error {
+	return &Error{Message: fmt.Sprintf("Failed to %[1]s consumer group offsets for connector %[2]s either because its tasks haven't stopped completely yet or the connector was resumed before the request to %[1]s its offsets could be successfully completed. If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to get rid of the zombie sink tasks.", op, name)}
 }
 
 func offsetsMessage(handled bool, what string) string {

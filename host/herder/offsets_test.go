@@ -1,10 +1,13 @@
 package herder_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sluice-io/sluice/host/herder"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // While the sink's consumer group still has members, alter and reset refuse
@@ -74,5 +77,44 @@ func TestSourceOffsetsRejectNestedValues(t *testing.T) {
 	}
 	if stored, _ := f.store.All(ctx, "src"); len(stored) != 1 || string(stored[0].Offset) != `{"note":null,"pos":3}` {
 		t.Fatalf("stored %q", stored)
+	}
+}
+
+// racingGroups reports an empty group, as when the members check runs just
+// before a task rejoins, and then fails as the broker does for a group that
+// has members again.
+type racingGroups struct {
+	herder.ConsumerGroups
+	alterErr, deleteErr error
+}
+
+func (g racingGroups) HasMembers(context.Context, string) (bool, error) { return false, nil }
+func (g racingGroups) Alter(context.Context, string, map[string]map[int32]int64, map[string][]int32) error {
+	return fmt.Errorf("commit offsets: %w", g.alterErr)
+}
+func (g racingGroups) Delete(context.Context, string) error { return g.deleteErr }
+
+// The broker's refusal (a member joined after the check) gets the same answer
+// as the check's.
+func TestSinkOffsetsBrokerRefusalForMembers(t *testing.T) {
+	for _, alterErr := range []error{kerr.UnknownMemberID, kerr.GroupSubscribedToTopic} {
+		f := newFixtureWith(t, func(o *herder.StandaloneOptions) {
+			o.Groups = racingGroups{ConsumerGroups: o.Groups, alterErr: alterErr, deleteErr: kerr.NonEmptyGroup}
+		})
+		ctx := ctxT(t)
+		if _, _, err := f.h.PutConnectorConfig(ctx, "snk", map[string]string{"connector.class": sinkClass, "topics": "t"}, false, herder.TargetStopped); err != nil {
+			t.Fatal(err)
+		}
+		body := &herder.ConnectorOffsets{Offsets: []herder.ConnectorOffset{
+			{Partition: map[string]any{"kafka_topic": "t", "kafka_partition": 0}, Offset: map[string]any{"kafka_offset": 5}},
+		}}
+		_, err := f.h.AlterConnectorOffsets(ctx, "snk", body)
+		if want := "Failed to alter consumer group offsets for connector snk either because its tasks haven't stopped completely yet"; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("alter with %v: got %v", alterErr, err)
+		}
+		_, err = f.h.ResetConnectorOffsets(ctx, "snk")
+		if want := "Failed to reset consumer group offsets for connector snk either because its tasks haven't stopped completely yet"; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("reset: got %v", err)
+		}
 	}
 }
