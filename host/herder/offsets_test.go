@@ -118,3 +118,34 @@ func TestSinkOffsetsBrokerRefusalForMembers(t *testing.T) {
 		}
 	}
 }
+
+// Deleting a connector leaves its offsets stored (as Kafka Connect leaves
+// them in the offsets topic or file); a connector created again under the
+// name sees them.
+func TestSourceOffsetsOutliveDelete(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	if _, _, err := f.h.PutConnectorConfig(ctx, "src", srcConfig(), false, herder.TargetStopped); err != nil {
+		t.Fatal(err)
+	}
+	body := &herder.ConnectorOffsets{Offsets: []herder.ConnectorOffset{{Partition: map[string]any{"file": "a"}, Offset: map[string]any{"pos": 42}}}}
+	if _, err := f.h.AlterConnectorOffsets(ctx, "src", body); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.h.DeleteConnector(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := f.store.All(ctx, "src"); len(stored) != 1 || string(stored[0].Offset) != `{"pos":42}` {
+		t.Fatalf("stored after delete %q", stored)
+	}
+	if _, _, err := f.h.PutConnectorConfig(ctx, "src", srcConfig(), false, herder.TargetStopped); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.h.ConnectorOffsets(ctx, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Offsets) != 1 || got.Offsets[0].Partition["file"] != "a" || fmt.Sprint(got.Offsets[0].Offset["pos"]) != "42" {
+		t.Fatalf("offsets of the new connector %+v", got.Offsets)
+	}
+}
