@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -43,6 +44,7 @@ type offsetFileEntry struct {
 // OpenFileOffsetStore loads the file; a missing or empty file means no offsets.
 func OpenFileOffsetStore(path string) (*FileOffsetStore, error) {
 	s := &FileOffsetStore{path: path, data: map[string]map[string][]byte{}}
+	removeStaleTemps(path)
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(raw) == 0) {
 		return s, nil
@@ -75,6 +77,26 @@ func OpenFileOffsetStore(path string) (*FileOffsetStore, error) {
 	}
 	return s, nil
 }
+
+// removeStaleTemps deletes the temporary files of writes that a crash cut
+// short before their rename: they hold nothing the offsets file lacks, and
+// each crash would leave one more. Failing to list or remove them costs only
+// disk space, so errors are ignored.
+func removeStaleTemps(path string) {
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// tempPrefix is the name prefix of path's temporary files.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
 
 // Get implements OffsetStore.
 func (s *FileOffsetStore) Get(_ context.Context, connector string, partitions [][]byte) (map[string][]byte, error) {
@@ -170,7 +192,7 @@ func writeFileAtomic(path string, raw []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

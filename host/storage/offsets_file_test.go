@@ -203,3 +203,36 @@ func TestFileOffsetStoreJSONNullOffsetIsTombstone(t *testing.T) {
 		t.Fatalf("reloaded: %q", all)
 	}
 }
+
+// A crash between creating the temporary file and the rename leaves the
+// temporary file behind; the next start removes it (and only it) and loads
+// the offsets file as it was.
+func TestFileOffsetStoreRemovesTempFilesOfACrash(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "offsets.json")
+	good := `{"version":1,"offsets":[{"key":"[\"a\",{\"f\":\"x\"}]","value":"{\"position\":1}"}]}`
+	if err := os.WriteFile(path, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stray := filepath.Join(dir, ".offsets.json.tmp-12345")
+	if err := os.WriteFile(stray, []byte(`{"version":1,"off`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, ".other.json.tmp-1")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenFileOffsetStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := s.All(context.Background(), "a"); len(all) != 1 || string(all[0].Offset) != `{"position":1}` {
+		t.Fatalf("loaded %q", all)
+	}
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Fatalf("temporary file of the crashed write still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("another file's temporary file removed: %v", err)
+	}
+}
