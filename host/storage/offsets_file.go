@@ -67,6 +67,11 @@ func OpenFileOffsetStore(path string) (*FileOffsetStore, error) {
 		// Checked here so a bad value is reported once, naming the file,
 		// rather than by every GET and task start that reads it.
 		val, err := CanonicalJSON([]byte(e.Value))
+		if err == nil && string(val) == "null" {
+			// A tombstone, as Set treats it; earlier versions stored
+			// a task's null offset as the value null.
+			continue
+		}
 		if err != nil || len(val) == 0 || val[0] != '{' {
 			return nil, fmt.Errorf("offsets file %s: offset of key %s is not a JSON object: %q", path, e.Key, e.Value)
 		}

@@ -156,6 +156,20 @@ func TestFileOffsetStoreCorruptValueNamesFile(t *testing.T) {
 			t.Fatalf("value %s: want an error naming %s, got %v", v, path, err)
 		}
 	}
+	// A null value, which earlier versions stored for a task's null offset,
+	// loads as the tombstone it stands for rather than stopping the worker.
+	nullPath := filepath.Join(t.TempDir(), "offsets.json")
+	nullBody := `{"version":1,"offsets":[{"key":"[\"a\",{\"f\":\"x\"}]","value":"null"},{"key":"[\"a\",{\"f\":\"y\"}]","value":"{\"p\":1}"}]}`
+	if err := os.WriteFile(nullPath, []byte(nullBody), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := OpenFileOffsetStore(nullPath)
+	if err != nil {
+		t.Fatalf("a null offset in the file: %v", err)
+	}
+	if all, _ := ns.All(context.Background(), "a"); len(all) != 1 || string(all[0].Partition) != `{"f":"y"}` {
+		t.Fatalf("loaded %q, want only the partition with an offset", all)
+	}
 	// Values written by hand with other spacing or key order load canonical.
 	path := filepath.Join(t.TempDir(), "offsets.json")
 	body := `{"version":1,"offsets":[{"key":"[\"a\",{\"f\":\"x\"}]","value":"{ \"b\": 2, \"a\": 1 }"}]}`
