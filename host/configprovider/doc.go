@@ -45,7 +45,16 @@
 // config.providers.<alias>.class (Kafka skips an alias without a class; a
 // worker whose secrets cannot be resolved should not start).
 //
-// Not implemented: TTLs and config.action.reload. Values are read each time
-// a connector or task starts, so a restart picks up a changed secret, but
-// nothing restarts a connector when a provider's data changes.
+// TTLs (KIP-297, KIP-421): a provider that also implements TTLProvider
+// may say, per path, how long its values stay valid. ResolveTTL returns the
+// smallest TTL of the paths a config used (Kafka's ConfigTransformer keeps
+// one per path; a restart reads them all again, so only the earliest
+// matters). Resolve hands it, with the config as submitted, to the
+// TTLReporter of its context, if any: a herder puts one in the context of
+// its own work and, under config.action.reload=restart (the default),
+// restarts the connector when the TTL runs out, so it starts again with
+// fresh values; none turns that off. Validation and worker properties are
+// resolved without a reporter, so their TTLs are ignored, as in Kafka. The
+// built-in providers return no TTL, as Kafka's do not: a changed file or
+// variable is read on the connector's next start, nothing watches it.
 package configprovider

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Worker property names of config providers.
@@ -98,11 +99,30 @@ type pathRef struct{ provider, path string }
 
 // Resolve returns a copy of cfg with its variables replaced. The input is
 // not changed. Variables of unknown providers and keys a provider lacks
-// stay as written.
+// stay as written. When some of the values expire and ctx carries a
+// TTLReporter (WithTTLReporter), the reporter gets cfg and the smallest
+// TTL before Resolve returns.
 func (r *Resolver) Resolve(ctx context.Context, cfg map[string]string) (map[string]string, error) {
+	out, ttl, err := r.ResolveTTL(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if ttl > 0 {
+		if rep := ttlReporterOf(ctx); rep != nil {
+			rep(cfg, ttl)
+		}
+	}
+	return out, nil
+}
+
+// ResolveTTL is Resolve that also returns the smallest TTL the providers
+// gave for the paths used (0: nothing expires), and reports it to no one.
+// Kafka's ConfigTransformer keeps a TTL per path; one restart reads every
+// path again, so the earliest is the one that matters.
+func (r *Resolver) ResolveTTL(ctx context.Context, cfg map[string]string) (map[string]string, time.Duration, error) {
 	out := maps.Clone(cfg)
 	if r == nil || len(r.providers) == 0 || len(cfg) == 0 {
-		return out, nil
+		return out, 0, nil
 	}
 	// Collect, per provider and path, the keys asked for, and which config
 	// key first asked (for the error message).
@@ -124,18 +144,22 @@ func (r *Resolver) Resolve(ctx context.Context, cfg map[string]string) (map[stri
 		}
 	}
 	if len(wanted) == 0 {
-		return out, nil
+		return out, 0, nil
 	}
 	data := make(map[pathRef]map[string]string, len(wanted))
 	refs := slices.SortedFunc(maps.Keys(wanted), func(a, b pathRef) int {
 		return strings.Compare(firstKey[a]+"\x00"+a.provider+"\x00"+a.path, firstKey[b]+"\x00"+b.provider+"\x00"+b.path)
 	})
+	var ttl time.Duration
 	for _, ref := range refs {
-		vals, err := r.providers[ref.provider].Get(ctx, ref.path, wanted[ref])
+		d, err := get(ctx, r.providers[ref.provider], ref.path, wanted[ref])
 		if err != nil {
-			return nil, &ResolveError{Key: firstKey[ref], Provider: ref.provider, Path: ref.path, Err: err}
+			return nil, 0, &ResolveError{Key: firstKey[ref], Provider: ref.provider, Path: ref.path, Err: err}
 		}
-		data[ref] = vals
+		data[ref] = d.Values
+		if d.TTL > 0 && (ttl == 0 || d.TTL < ttl) {
+			ttl = d.TTL
+		}
 	}
 	for _, k := range keys {
 		v := cfg[k]
@@ -150,7 +174,7 @@ func (r *Resolver) Resolve(ctx context.Context, cfg map[string]string) (map[stri
 			return s
 		})
 	}
-	return out, nil
+	return out, ttl, nil
 }
 
 // ResolveWorker resolves worker properties with the providers they
