@@ -117,3 +117,37 @@ func TestDistributedUnsyncRoundsCounted(t *testing.T) {
 		t.Fatalf("after a round caught up in: %d rounds behind, rebalance needed %v; want 0, false", rounds, needs)
 	}
 }
+
+// A round assigned from a config offset older than this worker's (the
+// leader had not read records this worker has) is not taken on, as Kafka
+// Connect's herder does not start the work of a round whose offset differs
+// from its own: what runs stays as it was, the added work waits, and
+// requests that need a current config answer 409 until the rejoin it asks
+// for succeeds.
+func TestDistributedAheadOfAssignmentNotTakenOn(t *testing.T) {
+	d := unstartedDistributed(t)
+	kept := cluster.TaskID{Connector: "a", Task: 0}
+	added := cluster.TaskID{Connector: "b", Task: 0}
+	d.work.owned = cluster.Work{Tasks: []cluster.TaskID{kept}}
+	d.assigned = true
+
+	a := cluster.Assignment{
+		Generation:   2,
+		ConfigOffset: d.config.Snapshot().Offset() - 1,
+		Owned:        cluster.Work{Tasks: []cluster.TaskID{added}},
+		Added:        cluster.Work{Tasks: []cluster.TaskID{added}},
+	}
+	d.OnAssigned(context.Background(), a)
+	if owned := d.work.owned; !owned.HasTask(kept) || owned.HasTask(added) || d.work.generation == 2 {
+		t.Fatalf("owned %s in generation %d after a round from an older config", owned, d.work.generation)
+	}
+	if err := d.checkStale(); !errors.Is(err, ErrConflict) {
+		t.Fatalf("request while ahead of the assignment: %v, want 409", err)
+	}
+	d.mu.Lock()
+	rounds := d.unsyncRounds
+	d.mu.Unlock()
+	if rounds != 0 {
+		t.Fatalf("%d rounds counted behind; a worker ahead is not behind", rounds)
+	}
+}

@@ -581,3 +581,40 @@ func TestDistributedAutoRestartCountsAfresh(t *testing.T) {
 		t.Fatalf("status %+v, %v", st, err)
 	}
 }
+
+// A round whose assignment comes from a config snapshot older than what
+// this worker has read (here: from before the connector was created, so it
+// assigns nothing) is not acted upon: the connector and its tasks keep
+// running, the worker rejoins at once and the next round, assigned from the
+// current snapshot, resolves the rebalance (Kafka Connect's herder requests
+// a rejoin when its config offset does not match the assignment's).
+func TestDistributedAssignmentFromOlderConfigRejoins(t *testing.T) {
+	e := newDEnv(t)
+	in := newFakeInstances()
+	h := e.start("w1", in, false)
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig(), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	gen := herder.Generation(h)
+	off := h.ConfigSnapshot().Offset
+	if gen < 1 || off < 2 {
+		t.Fatalf("generation %d, config offset %d before the stale round", gen, off)
+	}
+
+	h.OnAssigned(ctxT(t), cluster.Assignment{Generation: gen, IsLeader: true, ConfigOffset: off - 2})
+	dWait(t, "a rejoin after the stale round", func() bool { return herder.Generation(h) > gen })
+	dWait(t, "the next round resolved", func() bool {
+		_, err := h.ConnectorInfo(context.Background(), "src")
+		return err == nil
+	})
+	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	if n := in.count(in.stops, "src"); n != 0 {
+		t.Fatalf("connector stopped %d times by a round from an older config", n)
+	}
+	for _, id := range []string{"src-0", "src-1"} {
+		if n := in.count(in.taskStarts, id); n != 1 {
+			t.Fatalf("%d starts of %s, want 1", n, id)
+		}
+	}
+}

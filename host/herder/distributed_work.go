@@ -175,6 +175,19 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	d.mu.Lock()
 	d.unsyncRounds = 0
 	d.mu.Unlock()
+	if off := d.config.Snapshot().Offset(); off != a.ConfigOffset {
+		// This worker has read config records the leader had not when it
+		// assigned (written between the join and the assignment, or read
+		// while catching up): the assignment may miss a connector or run
+		// tasks of a superseded commit. As Kafka Connect's herder does,
+		// nothing of the round is taken on and the worker rejoins at once,
+		// so that the leader assigns from the newer snapshot; what needs a
+		// current config answers 409 meanwhile.
+		d.setNeedsRebalance()
+		d.log.Info("config topic read past the assignment's offset; rejoining", "offset", off, "leader_offset", a.ConfigOffset)
+		d.rejoin("config topic ahead of the assignment")
+		return
+	}
 	w := &d.work
 	w.mu.Lock()
 	w.owned, w.generation = a.Owned, a.Generation
