@@ -18,6 +18,7 @@ const (
 	SchemasCacheSizeConfig       = "schemas.cache.size"
 	DecimalFormatConfig          = "decimal.format"
 	ReplaceNullWithDefaultConfig = "replace.null.with.default"
+	SchemaContentConfig          = "schema.content"
 )
 
 // Converter usages, the values of converter.type.
@@ -55,6 +56,15 @@ var (
 			Name: SchemasCacheSizeConfig, Type: config.Int, Default: 1000, Importance: config.High,
 			Doc:   "The maximum number of schemas that can be cached in this converter instance.",
 			Group: "Schemas", OrderInGroup: 1, Width: config.WidthMedium, DisplayName: "Schema Cache Size",
+		}).
+		Define(config.Key{
+			// KIP-1054 (Kafka 4.0): no default; unset or empty means each
+			// message carries its schema in the envelope.
+			Name: SchemaContentConfig, Type: config.String, Importance: config.High,
+			Doc: "When set, this is used as the schema for all messages, and the schemas within each of the message will be ignored." +
+				" Otherwise, the schema will be included in the content of each message." +
+				" This configuration applies only 'schemas.enable' is true, and it exclusively affects the sink connector.",
+			Group: "Schemas", OrderInGroup: 2, Width: config.WidthMedium, DisplayName: "Schema Content",
 		}).
 		Define(config.Key{
 			Name: DecimalFormatConfig, Type: config.String, Default: "BASE64", Importance: config.Low,

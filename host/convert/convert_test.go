@@ -151,7 +151,7 @@ func TestClasses(t *testing.T) {
 		names := c.Config.Names()
 		switch {
 		case strings.HasSuffix(c.Name, "JsonConverter"):
-			if strings.Join(names, ",") != "converter.type,schemas.enable,schemas.cache.size,decimal.format,replace.null.with.default" {
+			if strings.Join(names, ",") != "converter.type,schemas.enable,schemas.cache.size,schema.content,decimal.format,replace.null.with.default" {
 				t.Errorf("JsonConverter configs = %v", names)
 			}
 			k, _ := c.Config.Key("schemas.enable")

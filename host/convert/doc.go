@@ -42,6 +42,12 @@
 // (mostly subnormal) with one more digit. A Go string holding invalid UTF-8,
 // which a Java string cannot, is written with U+FFFD in its place.
 //
+// With schema.content set (KIP-1054, Kafka 4.0) and schemas.enable on,
+// ToConnectData reads every message as a bare payload of that schema,
+// written in the envelope's schema form, with no envelope; FromConnectData
+// still writes the envelope. The schema is parsed once, when the converter
+// is built, and one that does not parse is a config error naming the key.
+//
 // ToConnectData reads everything Kafka's reads (Jackson's syntax rules,
 // duplicate names keep the last value, content after the first value is
 // ignored), with these differences:

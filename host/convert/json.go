@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
 
@@ -31,6 +32,10 @@ type JSONConfig struct {
 	// ReplaceNullWithDefault writes (and reads) a null that has a schema
 	// default as the default.
 	ReplaceNullWithDefault bool
+	// Schema, when not nil and SchemasEnable is on, is the schema of every
+	// message read: messages are bare payloads, without the envelope
+	// (schema.content, KIP-1054). Writing is unaffected.
+	Schema *data.Schema
 }
 
 // DefaultJSONConfig returns Kafka's defaults: schemas on, 1000 cached
@@ -78,7 +83,30 @@ func newJSONFromProps(usage string, props map[string]string) (*JSONConverter, er
 	if strings.EqualFold(vals.String(DecimalFormatConfig), "NUMERIC") {
 		cfg.DecimalFormat = DecimalNumeric
 	}
-	return NewJSONConverter(cfg), nil
+	c := NewJSONConverter(cfg)
+	if content := vals.String(SchemaContentConfig); content != "" {
+		// Parsed whatever schemas.enable says, as Kafka's configure does: a
+		// schema that does not parse is an error either way.
+		s, err := c.parseSchemaContent([]byte(content))
+		if err != nil {
+			return nil, config.Invalid(SchemaContentConfig, content, err.Error())
+		}
+		c.cfg.Schema = s
+	}
+	return c, nil
+}
+
+// parseSchemaContent reads schema.content: a schema in the envelope's JSON
+// form. JSON null (or nothing) is no schema, as in an envelope.
+func (c *JSONConverter) parseSchemaContent(b []byte) (*data.Schema, error) {
+	root, err := parseJSON(b)
+	if err != nil {
+		return nil, &DataError{Msg: deserializeMsg, Err: err}
+	}
+	if root.kind == jMissing {
+		return nil, nil
+	}
+	return c.connectSchema(b, &root)
 }
 
 // Messages Kafka Connect uses verbatim.
@@ -133,13 +161,21 @@ func (c *JSONConverter) ToConnectData(_ string, _ data.Headers, b []byte) (*data
 	if b == nil {
 		return nil, nil, nil // tombstone
 	}
-	root, err := parseDoc(b, c.cfg.SchemasEnable)
+	root, err := parseDoc(b, c.cfg.SchemasEnable && c.cfg.Schema == nil)
 	if err != nil {
 		return nil, nil, &DataError{Msg: deserializeMsg, Err: err}
 	}
 	if !c.cfg.SchemasEnable {
 		v, err := c.toConnectValue(nil, &root)
 		return nil, v, err
+	}
+	if s := c.cfg.Schema; s != nil {
+		// schema.content: the message is the payload.
+		v, err := c.toConnectValue(s, &root)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, v, nil
 	}
 	if root.kind != jObject || len(root.keys) != 2 {
 		return nil, nil, &DataError{Msg: envelopeMsg}

@@ -411,3 +411,83 @@ func TestJSONTimeEndOfDay(t *testing.T) {
 	_, err = c.FromConnectData("t", nil, data.TimeSchema(false), timeUTC(msPerDay+1))
 	mustDataError(t, err, "Kafka Connect Time type should not have any date fields set to non-zero values.", "")
 }
+
+// schema.content (KIP-1054): with schemas.enable, every message read is a
+// bare payload of the configured schema; writing keeps the envelope.
+func TestJSONSchemaContent(t *testing.T) {
+	schema := `{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},` +
+		`{"type":"string","optional":true,"field":"name"},{"type":"int64","optional":false,"default":7,"field":"n"}],"optional":false,"name":"order"}`
+	c, err := newJSONFromProps("value", map[string]string{"schema.content": schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, v, err := c.ToConnectData("t", nil, []byte(`{"id":42,"name":"x","n":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s == nil || s.Name != "order" || len(s.Fields) != 3 {
+		t.Fatalf("schema = %+v, want the configured struct", s)
+	}
+	st, ok := v.(*data.Struct)
+	if !ok {
+		t.Fatalf("value = %T %v, want a struct", v, v)
+	}
+	if id := st.Get("id"); id != int32(42) {
+		t.Errorf("id = %v (%T), want int32 42", id, id)
+	}
+	if name := st.Get("name"); name != "x" {
+		t.Errorf("name = %v, want x", name)
+	}
+	if n := st.Get("n"); n != int64(7) {
+		t.Errorf("n = %v (%T), want the default 7", n, n)
+	}
+	// Every message gets the one parsed schema.
+	s2, _, err := c.ToConnectData("t", nil, []byte(`{"id":1,"n":2}`))
+	if err != nil || s2 != s {
+		t.Fatalf("second message: schema %p (%v), want %p", s2, err, s)
+	}
+	// An envelope is not unwrapped: it is a payload missing the required id.
+	if _, _, err := c.ToConnectData("t", nil, []byte(`{"schema":null,"payload":{"id":1,"n":2}}`)); err == nil {
+		t.Error("an envelope read with schema.content should fail as a payload without its required fields")
+	}
+	// A tombstone stays one.
+	if s, v, err := c.ToConnectData("t", nil, nil); s != nil || v != nil || err != nil {
+		t.Errorf("tombstone = %v, %v, %v", s, v, err)
+	}
+	// Writing is unaffected: the envelope, with the record's own schema.
+	b, err := c.FromConnectData("t", nil, data.Int32Schema, int32(5))
+	if err != nil || string(b) != `{"schema":{"type":"int32","optional":false},"payload":5}` {
+		t.Errorf("write = %s, %v", b, err)
+	}
+
+	// With schemas.enable=false the setting does not apply.
+	plain, err := newJSONFromProps("value", map[string]string{"schema.content": schema, "schemas.enable": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, v, err = plain.ToConnectData("t", nil, []byte(`{"id":42}`))
+	if err != nil || s != nil {
+		t.Fatalf("schemas.enable=false: schema %v, err %v; want no schema", s, err)
+	}
+	if m, ok := v.(map[string]any); !ok || m["id"] != int64(42) {
+		t.Errorf("schemas.enable=false: value %#v, want the plain map", v)
+	}
+
+	// Empty is unset.
+	empty, err := newJSONFromProps("value", map[string]string{"schema.content": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := empty.ToConnectData("t", nil, []byte(`{"id":1}`)); err == nil || !strings.Contains(err.Error(), `requires "schema" and "payload"`) {
+		t.Errorf("empty schema.content: %v, want the envelope error", err)
+	}
+
+	// A schema that does not parse names the setting.
+	for _, bad := range []string{`{"type":"nope"}`, `{"type":`} {
+		_, err := newJSONFromProps("value", map[string]string{"schema.content": bad})
+		var ce *config.Error
+		if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), "for configuration schema.content") {
+			t.Errorf("schema.content %s: %v, want a config error naming schema.content", bad, err)
+		}
+	}
+}
