@@ -210,11 +210,8 @@ func (b *SchemaBuilder) Build() (*Schema, error) {
 	s.Fields = append([]Field(nil), b.s.Fields...)
 	s.Parameters = maps.Clone(b.s.Parameters)
 	if s.Default != nil {
-		// Validate the default against the schema without its default, or a
-		// required schema would accept anything through its own default.
-		bare := s
-		bare.Default = nil
-		if err := Validate(&bare, s.Default); err != nil {
+		// SchemaBuilder.defaultValue's check; a null default is no default.
+		if err := Validate(&s, s.Default); err != nil {
 			return nil, fmt.Errorf("invalid default value: %w", err)
 		}
 	}

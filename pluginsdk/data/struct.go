@@ -1,9 +1,6 @@
 package data
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Struct is a value of a STRUCT schema: one value per field, in field order.
 type Struct struct {
@@ -25,15 +22,18 @@ func (s *Struct) Schema() *Schema { return s.schema }
 // Values returns the field values in field order; callers must not modify it.
 func (s *Struct) Values() []any { return s.values }
 
-// Put sets a field, checking the value against the field's schema, and
-// returns s so calls chain.
+// Put sets a field, checking the value against the field's schema as
+// Struct.put does, and returns s so calls chain. A null is refused for a
+// required field even when the field has a default (see Validate); leave
+// the field unset instead, and Get returns the default. The error is
+// Kafka's message, which names the field.
 func (s *Struct) Put(name string, v any) (*Struct, error) {
 	f := s.schema.Field(name)
 	if f == nil {
 		return s, fmt.Errorf("%s is not a valid field name", name)
 	}
-	if err := Validate(f.Schema, v); err != nil {
-		return s, fmt.Errorf("field %s: %w", name, err)
+	if err := validateValue(f.Schema, v, name, true); err != nil {
+		return s, err
 	}
 	s.values[f.Index] = v
 	return s, nil
@@ -68,16 +68,21 @@ func (s *Struct) GetIndex(i int) any {
 	return s.schema.Fields[i].Schema.Default
 }
 
-// Validate checks every field against its schema: required fields must be set
-// (or have a default) and values must match their schemas.
+// Validate checks every field against its schema as Struct.validate does:
+// a required field must be set unless it has a default, and every value set
+// must match its schema. It returns the first failure, Kafka's message
+// naming the field.
 func (s *Struct) Validate() error {
-	var errs []error
 	for i, f := range s.schema.Fields {
-		if err := Validate(f.Schema, s.GetIndex(i)); err != nil {
-			errs = append(errs, fmt.Errorf("field %s: %w", f.Name, err))
+		v := s.values[i]
+		if v == nil && (f.Schema.IsOptional() || f.Schema.Default != nil) {
+			continue
+		}
+		if err := validateValue(f.Schema, v, f.Name, true); err != nil {
+			return err
 		}
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // MapEntry is one entry of a Map.

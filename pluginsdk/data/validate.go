@@ -1,38 +1,56 @@
 package data
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
 
-// Validate checks that v is a valid value of schema s (ConnectSchema.validateValue).
-// A nil schema accepts any value.
+// Validate checks that v is a valid value of schema s, as Kafka Connect's
+// ConnectSchema.validateValue does. A nil schema accepts any value.
+//
+// A null is valid only for an optional schema. A default does not make a
+// null valid: Kafka substitutes defaults where a value is read (Struct.Get,
+// JsonConverter with replace.null.with.default), never where one is checked,
+// so a null put into a required field is refused even when the field has a
+// default. The one place a default excuses a null is Struct.Validate: a
+// required field with a default may be left unset.
+//
+// Messages are Kafka's, with Go type names where Kafka prints Java classes;
+// array and map entries are prefixed with their position, which Kafka does
+// not say.
 func Validate(s *Schema, v any) error {
+	return validateValue(s, v, "", false)
+}
+
+// validateValue is validateValue(name, schema, value); named is false where
+// Kafka passes a null name (a top-level value, an array element, a map
+// entry), which its messages print as "null".
+func validateValue(s *Schema, v any, name string, named bool) error {
 	if s == nil {
 		return nil
 	}
 	if v == nil {
-		if s.Optional || s.Default != nil {
+		if s.Optional {
 			return nil
 		}
-		return fmt.Errorf("invalid value: null used for required field: %q, schema type: %s", s.Name, typeNameUpper(s.Type))
+		if !named {
+			name = "null"
+		}
+		return errors.New("Invalid value: null used for required field: \"" + name + "\", schema type: " + typeNameUpper(s.Type))
 	}
 	if _, ok := v.(Raw); ok {
 		return nil
 	}
+	ok := false
 	switch s.Name {
 	case DecimalName:
-		if _, ok := v.(Decimal); !ok {
-			return fmt.Errorf("invalid Java object for logical type %s: %T", s.Name, v)
-		}
-		return nil
+		_, ok = v.(Decimal)
+		return mismatch(ok, s, v, name, named)
 	case DateName, TimeName, TimestampName:
-		if _, ok := v.(time.Time); !ok {
-			return fmt.Errorf("invalid Java object for logical type %s: %T", s.Name, v)
-		}
-		return nil
+		_, ok = v.(time.Time)
+		return mismatch(ok, s, v, name, named)
 	}
-	ok := false
 	switch s.Type {
 	case Int8:
 		_, ok = v.(int8)
@@ -58,7 +76,7 @@ func Validate(s *Schema, v any) error {
 			break
 		}
 		for i, e := range arr {
-			if err := Validate(s.ValueSchema, e); err != nil {
+			if err := validateValue(s.ValueSchema, e, "", false); err != nil {
 				return fmt.Errorf("array element %d: %w", i, err)
 			}
 		}
@@ -67,20 +85,20 @@ func Validate(s *Schema, v any) error {
 		switch m := v.(type) {
 		case map[string]any:
 			for k, e := range m {
-				if err := Validate(s.KeySchema, k); err != nil {
+				if err := validateValue(s.KeySchema, k, "", false); err != nil {
 					return fmt.Errorf("map key %q: %w", k, err)
 				}
-				if err := Validate(s.ValueSchema, e); err != nil {
+				if err := validateValue(s.ValueSchema, e, "", false); err != nil {
 					return fmt.Errorf("map value %q: %w", k, err)
 				}
 			}
 			return nil
 		case Map:
 			for _, e := range m {
-				if err := Validate(s.KeySchema, e.Key); err != nil {
+				if err := validateValue(s.KeySchema, e.Key, "", false); err != nil {
 					return fmt.Errorf("map key: %w", err)
 				}
-				if err := Validate(s.ValueSchema, e.Value); err != nil {
+				if err := validateValue(s.ValueSchema, e.Value, "", false); err != nil {
 					return fmt.Errorf("map value: %w", err)
 				}
 			}
@@ -92,14 +110,28 @@ func Validate(s *Schema, v any) error {
 			break
 		}
 		if st.schema != s && !StructSchemaMatches(st.schema, s) {
-			return fmt.Errorf("struct schemas do not match")
+			return errors.New("Struct schemas do not match.")
 		}
 		return st.Validate()
 	}
-	if !ok {
-		return fmt.Errorf("invalid Java object for schema with type %s: %T", typeNameUpper(s.Type), v)
+	return mismatch(ok, s, v, name, named)
+}
+
+// mismatch is Kafka's refusal of a value whose type does not fit the
+// schema, or nil when it does (ok).
+func mismatch(ok bool, s *Schema, v any, name string, named bool) error {
+	if ok {
+		return nil
 	}
-	return nil
+	msg := "Invalid Java object for schema"
+	if s.Name != "" {
+		msg += " \"" + s.Name + "\""
+	}
+	msg += fmt.Sprintf(" with type %s: %T", typeNameUpper(s.Type), v)
+	if named {
+		msg += " for field: \"" + name + "\""
+	}
+	return errors.New(msg)
 }
 
 func typeNameUpper(t Type) string {
