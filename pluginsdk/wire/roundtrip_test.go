@@ -69,9 +69,11 @@ func (g *gen) schema(depth int) *data.Schema {
 	return b.MustBuild()
 }
 
-// value returns a random value of s; null only where s allows it.
+// value returns a random value of s; null only where s allows it: an
+// optional schema (a default does not make null valid, as in Kafka's
+// ConnectSchema.validateValue) or, below, an unset struct field with a default.
 func (g *gen) value(s *data.Schema, mayBeNull bool) any {
-	if mayBeNull && (s.Optional || s.Default != nil) && g.r.IntN(5) == 0 {
+	if mayBeNull && s.Optional && g.r.IntN(5) == 0 {
 		return nil
 	}
 	switch s.Name {
@@ -142,6 +144,9 @@ func (g *gen) value(s *data.Schema, mayBeNull bool) any {
 	case data.StructType:
 		st := data.NewStruct(s)
 		for i, f := range s.Fields {
+			if f.Schema.Default != nil && g.r.IntN(5) == 0 {
+				continue // unset: valid (Struct.validate) and read as the default
+			}
 			st.SetIndex(i, g.value(f.Schema, true))
 		}
 		return st
