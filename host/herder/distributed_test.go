@@ -47,6 +47,8 @@ type dEnv struct {
 	group func(*cluster.Config)
 	// urls are the REST URLs of the herders started withREST, by name.
 	urls map[string]string
+	// wrap, when set, changes the instances every herder started uses.
+	wrap func(*fakeInstances) herder.Instances
 }
 
 func newDEnv(t *testing.T) *dEnv {
@@ -105,10 +107,14 @@ func (e *dEnv) start(name string, in *fakeInstances, withREST bool) *herder.Dist
 	if e.group != nil {
 		e.group(&group)
 	}
+	var inst herder.Instances = in
+	if e.wrap != nil {
+		inst = e.wrap(in)
+	}
 	h, err := herder.NewDistributed(herder.DistributedOptions{
 		StandaloneOptions: herder.StandaloneOptions{
 			WorkerID:            name,
-			Instances:           in,
+			Instances:           inst,
 			Offsets:             offsets,
 			Groups:              &fakeGroups{offsets: map[string]map[string]map[int32]int64{}},
 			Converters:          stringConverterOnly,

@@ -320,10 +320,30 @@ func (h *Standalone) askConnector(ctx context.Context, name string, class Class,
 	if err == nil {
 		return handled, nil
 	}
-	if wire.KindOf(err) == wire.KindInvalid {
-		return false, Errorf(ErrBadRequest, "%s", err.Error())
+	h.log.Error("the connector refused or failed an offsets change", "connector", name, "error", err)
+	return false, hookError(name, class.Type, err)
+}
+
+// hookError is the answer to an offsets change the connector's hook
+// refused or failed: a 500 with no kind, as Kafka Connect answers whatever
+// alterOffsets throws (its exception mapper makes a 500 of any exception
+// but its REST ones). A ConnectException keeps its message there, and a
+// plugin's own refusal, vetoes of invalid offsets included, is one; an
+// UnsupportedOperationException and a missed deadline have Kafka's texts;
+// anything else (the process died, or never started) is wrapped, as Kafka
+// wraps a foreign exception, in "Failed to modify offsets for <type>
+// connector <c>". The cause is in the log.
+func hookError(name, typ string, err error) error {
+	var we *wire.Error
+	switch kind := wire.KindOf(err); {
+	case kind == wire.KindUnsupported:
+		return &Error{Message: fmt.Sprintf("Failed to modify offsets for connector %s because it doesn't support external modification of offsets", name)}
+	case kind == wire.KindTimeout:
+		return &Error{Message: fmt.Sprintf("Timed out while calling the 'alterOffsets' method for %s connector %s", typ, name)}
+	case kind != wire.KindCrashed && errors.As(err, &we) && we.Message != "":
+		return &Error{Message: we.Message}
 	}
-	return false, &Error{Message: fmt.Sprintf("Failed to modify offsets for connector %s because the connector failed: %v", name, err)}
+	return &Error{Message: fmt.Sprintf("Failed to modify offsets for %s connector %s", typ, name)}
 }
 
 // checkNoMembers refuses to alter or reset (op) a sink's offsets while its
