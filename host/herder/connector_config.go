@@ -53,6 +53,14 @@ const (
 	KeyTaskClass = "task.class"
 )
 
+// Values of config.action.reload.
+const (
+	// ReloadNone leaves a connector alone when its provider values expire.
+	ReloadNone = "none"
+	// ReloadRestart (the default) restarts it then.
+	ReloadRestart = "restart"
+)
+
 // Groups of the framework settings, as the validate answer lists them.
 const (
 	GroupCommon        = "Common"
@@ -122,9 +130,9 @@ func commonDef() *config.Def {
 	d.Define(config.Key{Name: KeyPredicates, Type: config.List, Default: []string{}, Validator: uniqueAliases("predicate"),
 		Importance: config.Low, Group: GroupPredicates, OrderInGroup: next(), Width: config.WidthLong, DisplayName: "Predicates",
 		Doc: "Aliases of the predicates transforms may be made conditional on; each is configured with predicates.<alias>.type and further predicates.<alias>. settings."})
-	d.Define(config.Key{Name: KeyConfigReloadAction, Type: config.String, Default: "restart", Validator: config.ValidString("none", "restart"),
+	d.Define(config.Key{Name: KeyConfigReloadAction, Type: config.String, Default: ReloadRestart, Validator: config.ValidString(ReloadNone, ReloadRestart),
 		Importance: config.Low, Group: GroupCommon, OrderInGroup: next(), Width: config.WidthMedium, DisplayName: "Reload Action",
-		Doc: "What the worker does when values from config providers change: restart the connector, or nothing. Accepted; Sluice does not reload yet: values are read again only when a connector or task starts."})
+		Doc: "What the worker does when values from config providers expire (a provider gave them a TTL): 'restart' restarts the connector and its tasks when the TTL runs out, so they start with values read anew; 'none' does nothing. Values are always read again when a connector or task starts."})
 
 	eo := 0
 	enext := func() int { eo++; return eo }

@@ -78,7 +78,9 @@ type StandaloneOptions struct {
 	// Resolver replaces ${provider:path:key} variables (config.providers)
 	// in the configs connectors and tasks start with and in validation;
 	// stored and returned configs keep them as written. Nil resolves
-	// nothing.
+	// nothing. Values a provider gives a TTL (configprovider.TTLProvider)
+	// restart their connector when it runs out, unless the connector sets
+	// config.action.reload=none.
 	Resolver *configprovider.Resolver
 
 	Logger hclog.Logger
@@ -114,6 +116,10 @@ type Standalone struct {
 
 	stages   stages
 	workerID atomic.Pointer[string]
+
+	// reloads restarts connectors whose config-provider values expire
+	// (config.action.reload=restart); ctx carries its reporter.
+	reloads *reloads
 
 	mu     sync.Mutex
 	conns  map[string]*conn
@@ -157,10 +163,14 @@ func NewStandalone(opts StandaloneOptions) (*Standalone, error) {
 		opts:   opts,
 		in:     opts.Instances,
 		log:    opts.Logger,
-		ctx:    ctx,
 		cancel: cancel,
 		conns:  map[string]*conn{},
 	}
+	h.reloads = newReloads(opts.Logger, h.reloadConfig, h.reloadConnector)
+	// Everything the herder resolves under its own context (starting
+	// connectors and tasks) reports expiring values; validation, under
+	// the request's context, does not.
+	h.ctx = h.reloads.attach(ctx)
 	h.SetWorkerID(opts.WorkerID)
 	return h, nil
 }
@@ -183,6 +193,9 @@ func (h *Standalone) MarkReady() {
 // shutdown timeout, all together) and waits for the herder's goroutines,
 // bounded by ctx. The herder answers nothing useful afterwards.
 func (h *Standalone) Close(ctx context.Context) error {
+	// First, so that no restart is queued while connectors stop (their
+	// stops and any start in flight would schedule more).
+	h.reloads.close()
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -313,6 +326,8 @@ func (h *Standalone) PutConnectorConfig(ctx context.Context, name string, config
 		h.conns[name] = c
 		h.mu.Unlock()
 		err := h.runHeld(ctx, c, "creating connector "+name, func(ctx context.Context) error {
+			// One left by an earlier connector of that name.
+			h.reloads.cancel(name)
 			c.mu.Lock()
 			c.config, c.class, c.classOK = cfg, class, true
 			c.mu.Unlock()
@@ -326,6 +341,9 @@ func (h *Standalone) PutConnectorConfig(ctx context.Context, name string, config
 	}
 	h.mu.Unlock()
 	err = h.run(ctx, c, "updating connector "+name, func(ctx context.Context) error {
+		// The start below schedules anew if the new config's values
+		// expire and its config.action.reload says restart.
+		h.reloads.cancel(name)
 		h.stopAll(c, "reconfiguring")
 		c.mu.Lock()
 		c.config, c.class, c.classOK = cfg, class, true
@@ -377,6 +395,7 @@ func (h *Standalone) DeleteConnector(ctx context.Context, name string) error {
 		c.mu.Lock()
 		c.gone = true
 		c.mu.Unlock()
+		h.reloads.cancel(name)
 		return nil
 	})
 }
