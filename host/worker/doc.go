@@ -30,8 +30,10 @@
 // config.providers are built from the worker properties
 // (host/configprovider) and handed to the herder, which resolves
 // ${provider:path:key} variables when connectors and tasks start and when
-// configs are validated; config.action.reload and provider TTLs are
-// accepted but nothing reloads.
+// configs are validated. The standalone herder restarts a connector and
+// its tasks when values a provider gave a TTL expire, unless the connector
+// sets config.action.reload=none (the built-in providers give none); the
+// distributed herder does not yet.
 //
 // Not applied yet, accepted so existing files load: rest.extension.classes,
 // response.http.headers.config, topic creation.
