@@ -57,74 +57,11 @@ func javaParseFloat(s string, bits int) (float64, error) {
 	return f, nil
 }
 
-// javaFloatString is Float.toString (bits 32) or Double.toString (64):
-// plain notation with at least one fraction digit between 10^-3 and 10^7,
-// otherwise "d.dddE±n".
-func javaFloatString(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	abs := math.Abs(f)
-	if abs >= 1e-3 && abs < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, bits)
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	n, _ := strconv.Atoi(exp)
-	return mant + "E" + strconv.Itoa(n)
-}
+// javaFloatString is Float.toString (bits 32) or Double.toString (64).
+func javaFloatString(f float64, bits int) string { return data.JavaFloatString(f, bits) }
 
-// javaDecimalString is BigDecimal.toString: plain notation unless the
-// scale is negative or the value is below 10^-6, then scientific.
-func javaDecimalString(d data.Decimal) string {
-	u := d.Unscaled
-	if u == nil {
-		u = new(big.Int)
-	}
-	digits := new(big.Int).Abs(u).String()
-	sign := ""
-	if u.Sign() < 0 {
-		sign = "-"
-	}
-	scale := int64(d.Scale)
-	adjusted := -scale + int64(len(digits)-1)
-	if scale >= 0 && adjusted >= -6 {
-		if scale == 0 {
-			return sign + digits
-		}
-		if int64(len(digits)) > scale {
-			p := int64(len(digits)) - scale
-			return sign + digits[:p] + "." + digits[p:]
-		}
-		return sign + "0." + strings.Repeat("0", int(scale-int64(len(digits)))) + digits
-	}
-	mant := digits[:1]
-	if len(digits) > 1 {
-		mant += "." + digits[1:]
-	}
-	exp := "E"
-	if adjusted >= 0 {
-		exp += "+"
-	}
-	return sign + mant + exp + strconv.FormatInt(adjusted, 10)
-}
+// javaDecimalString is BigDecimal.toString.
+func javaDecimalString(d data.Decimal) string { return string(data.AppendJavaDecimal(nil, d)) }
 
 // decimalFloat is BigDecimal.doubleValue.
 func decimalFloat(d data.Decimal) float64 {

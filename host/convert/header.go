@@ -86,7 +86,7 @@ func appendValues(sb *strings.Builder, s *data.Schema, v any, embedded bool) err
 			sb.WriteString(x)
 		}
 	case bool, int8, int16, int32, int64, float32, float64, data.Decimal:
-		writeJavaString(sb, x)
+		sb.WriteString(data.FormatValue(x))
 	case []byte:
 		appendBase64Text(sb, x, embedded)
 	case data.Raw:

@@ -634,7 +634,7 @@ func (c *JSONConverter) appendDecimal(b []byte, s *data.Schema, v any) ([]byte, 
 		return nil, dataErr("Invalid type for Decimal, expected data.Decimal but was %T", v)
 	}
 	if c.cfg.DecimalFormat == DecimalNumeric {
-		return appendJavaBigDecimal(b, d), nil
+		return data.AppendJavaDecimal(b, d), nil
 	}
 	scale, err := data.DecimalScale(s)
 	if err != nil {

@@ -3,6 +3,8 @@ package convert
 import (
 	"encoding/base64"
 	"unicode/utf8"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
 )
 
 const hexUpper = "0123456789ABCDEF"
@@ -72,10 +74,10 @@ func appendJSONString(b []byte, s string) []byte {
 func appendJSONFloat(b []byte, f float64, bitSize int) []byte {
 	if f != f || f > maxFloat(bitSize) || f < -maxFloat(bitSize) {
 		b = append(b, '"')
-		b = appendJavaFloat(b, f, bitSize)
+		b = data.AppendJavaFloat(b, f, bitSize)
 		return append(b, '"')
 	}
-	return appendJavaFloat(b, f, bitSize)
+	return data.AppendJavaFloat(b, f, bitSize)
 }
 
 func maxFloat(bitSize int) float64 {

@@ -186,9 +186,9 @@ func (t *SinkTask) flush() error {
 }
 
 // appendLine appends a value's text and a newline. Kafka prints
-// record.value() with Java's toString; the forms here are Connect's
-// (data.FormatValue: "Struct{a=1}", "{k=v}", "[a, b]", "null"), except that
-// bytes are written as they are rather than as a Java array reference.
+// record.value() with Java's toString, and so does data.FormatValue ("1.0",
+// "Struct{a=1}", "{k=v}", "[a, b]", "null"), except that bytes are written
+// as they are rather than as a Java array reference.
 func appendLine(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case string:

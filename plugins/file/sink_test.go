@@ -49,6 +49,9 @@ func TestSinkWritesValuesAndFlushesOnPreCommit(t *testing.T) {
 		sinkRecord("a", 0, 11, nil, nil),
 		sinkRecord("b", 0, 8, data.BytesSchema, []byte("raw bytes")),
 		sinkRecord("b", 0, 9, nil, []any{int64(1), "two"}),
+		// Java's Double.toString, as Kafka's sink prints a double.
+		sinkRecord("b", 0, 10, data.Float64Schema, 2.0),
+		sinkRecord("b", 0, 11, nil, []any{1e20, float32(0.5)}),
 	}
 	if err := task.Put(context.Background(), recs[:3]); err != nil {
 		t.Fatal(err)
@@ -56,7 +59,7 @@ func TestSinkWritesValuesAndFlushesOnPreCommit(t *testing.T) {
 	if err := task.Put(context.Background(), recs[3:]); err != nil {
 		t.Fatal(err)
 	}
-	offsets := map[data.TopicPartition]int64{{Topic: "a", Partition: 0}: 12, {Topic: "a", Partition: 1}: 4, {Topic: "b", Partition: 0}: 10}
+	offsets := map[data.TopicPartition]int64{{Topic: "a", Partition: 0}: 12, {Topic: "a", Partition: 1}: 4, {Topic: "b", Partition: 0}: 12}
 	got, err := task.PreCommit(context.Background(), offsets)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +73,7 @@ func TestSinkWritesValuesAndFlushesOnPreCommit(t *testing.T) {
 		}
 	}
 	// Everything put before PreCommit is in the file once it returns.
-	want := "foo\n{some_key=0}\nStruct{x=4}\nnull\nraw bytes\n[1, two]\n"
+	want := "foo\n{some_key=0}\nStruct{x=4}\nnull\nraw bytes\n[1, two]\n2.0\n[1.0E20, 0.5]\n"
 	if s := readFile(t, path); s != want {
 		t.Fatalf("file holds %q, want %q", s, want)
 	}

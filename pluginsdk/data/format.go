@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -49,10 +50,15 @@ func (m Map) String() string {
 	return b.String()
 }
 
-// FormatValue renders any Connect value for logs and error messages, in the
-// spirit of Java's toString: lists "[a, b]", maps "{k=v, k2=v2}" (string
-// keys sorted), structs "Struct{a=1}", bytes as base64, times as RFC 3339,
-// null as "null".
+// FormatValue renders a Connect value as Java's toString renders the Java
+// object Kafka Connect holds for it, which is what FileStreamSink writes and
+// what Kafka Connect's messages show: numbers exactly (1.0, 1.0E20, NaN; a
+// Decimal as BigDecimal.toString), lists "[a, b]", maps "{k=v, k2=v2}",
+// structs "Struct{a=1}" without null fields, times as java.util.Date.toString
+// in UTC ("Thu Jan 01 00:00:00 UTC 1970"), null as "null". Where Java has no
+// useful or no fixed form it differs: bytes are base64 (Java prints an
+// array reference), and a map[string]any's keys are sorted (Java's HashMap
+// order is its own).
 func FormatValue(v any) string {
 	var b strings.Builder
 	writeValue(&b, v)
@@ -60,19 +66,37 @@ func FormatValue(v any) string {
 }
 
 func writeValue(b *strings.Builder, v any) {
+	var tmp [48]byte
+	if st, ok := v.(*Struct); ok && st == nil {
+		v = nil
+	}
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("null")
 	case string:
 		b.WriteString(x)
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case int8:
+		b.Write(strconv.AppendInt(tmp[:0], int64(x), 10))
+	case int16:
+		b.Write(strconv.AppendInt(tmp[:0], int64(x), 10))
+	case int32:
+		b.Write(strconv.AppendInt(tmp[:0], int64(x), 10))
+	case int64:
+		b.Write(strconv.AppendInt(tmp[:0], x, 10))
+	case float32:
+		b.Write(AppendJavaFloat(tmp[:0], float64(x), 32))
+	case float64:
+		b.Write(AppendJavaFloat(tmp[:0], x, 64))
 	case []byte:
 		b.WriteString(base64.StdEncoding.EncodeToString(x))
 	case Raw:
 		b.WriteString(base64.StdEncoding.EncodeToString(x))
 	case time.Time:
-		b.WriteString(x.UTC().Format(time.RFC3339Nano))
+		b.WriteString(JavaDate(x))
 	case Decimal:
-		b.WriteString(x.String())
+		b.Write(AppendJavaDecimal(tmp[:0], x))
 	case *Struct:
 		b.WriteString(x.String())
 	case []any:
