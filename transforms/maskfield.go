@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-io/sluice/pluginsdk/config"
@@ -28,15 +29,14 @@ type maskField struct {
 	side        side
 	fields      []string
 	masked      map[string]bool
-	replacement *string
+	replacement *maskReplacement // nil: mask with the type's null value
 	replaceNull bool
 }
 
 func newMaskField(s side, v *config.Values) (Transformation, error) {
 	t := &maskField{side: s, fields: v.List("fields"), masked: setOf(v.List("fields")), replaceNull: v.Bool("replace.null.with.default")}
 	if !v.IsNull("replacement") {
-		rep := v.String("replacement")
-		t.replacement = &rep
+		t.replacement = newMaskReplacement(v.String("replacement"))
 	}
 	return t, nil
 }
@@ -82,7 +82,7 @@ func (t *maskField) mask(v any) (any, error) {
 		return nil, nil
 	}
 	if t.replacement != nil {
-		return maskWithReplacement(v, *t.replacement)
+		return t.replacement.mask(v)
 	}
 	switch x := v.(type) {
 	case bool:
@@ -115,67 +115,114 @@ func (t *maskField) mask(v any) (any, error) {
 	return nil, dataErr("Cannot mask value of type: %s", javaClass(v))
 }
 
-func maskWithReplacement(v any, rep string) (any, error) {
-	// The numbers are Values.convertToByte and friends: the text is read as
-	// a BigDecimal and narrowed as Number.longValue or doubleValue do, so
-	// "300" masks an INT8 as 44 and "1.9" an INT32 as 1. Text that is no
-	// number fails with Values.asLong's message.
-	number := func() (data.Decimal, error) {
-		d, ok := parseJavaDecimal(rep)
-		if !ok {
-			return data.Decimal{}, dataErr("Unable to convert %s (class java.lang.String) to a number", rep)
-		}
-		return d, nil
+// parseReplacement reads the replacement text as a number; a variable so
+// that a test can count the reads.
+var parseReplacement = parseJavaDecimal
+
+// maskReplacement is the replacement text read once, when the
+// transformation is configured, into the value it gives each type. Kafka
+// converts the text for every value it masks, and fails only then: a
+// replacement that is no number is refused when it meets a numeric field,
+// not at configuration. So the failures are kept too, with Kafka's
+// messages, and returned when a value of that type is masked.
+type maskReplacement struct {
+	text string
+	// The numeric types share one reading: Values.convertToByte and friends
+	// read the text as a BigDecimal and narrow it as Number.byteValue,
+	// longValue or doubleValue do, so "300" masks an INT8 as 44 and "1.9"
+	// an INT32 as 1. Text that is no number fails with Values.asLong's
+	// message (numErr).
+	i8     int8
+	i16    int16
+	i32    int32
+	i64    int64
+	f32    float32
+	f64    float64
+	numErr error
+	// dec is the text as new BigDecimal(text) reads it, or nil; decimals
+	// caches it rescaled to each scale values come with.
+	dec      *data.Decimal
+	mu       sync.Mutex
+	decimals map[int32]decimalReplacement
+}
+
+type decimalReplacement struct {
+	d   data.Decimal
+	err error
+}
+
+// maxDecimalReplacementScales bounds the scales remembered: a schema's
+// scale rarely changes, but values of any scale may come.
+const maxDecimalReplacementScales = 16
+
+func newMaskReplacement(text string) *maskReplacement {
+	r := &maskReplacement{text: text}
+	d, ok := parseReplacement(text)
+	if !ok {
+		r.numErr = dataErr("Unable to convert %s (class java.lang.String) to a number", text)
+		return r
 	}
+	r.dec = &d
+	n := decimalLong(d)
+	r.i8, r.i16, r.i32, r.i64 = int8(n), int16(n), int32(n), n
+	f := decimalFloat(d)
+	r.f32, r.f64 = float32(f), f
+	return r
+}
+
+func (r *maskReplacement) mask(v any) (any, error) {
 	switch x := v.(type) {
-	case int8, int16, int32, int64:
-		d, err := number()
-		if err != nil {
-			return nil, err
+	case int8, int16, int32, int64, float32, float64:
+		if r.numErr != nil {
+			return nil, r.numErr
 		}
-		n := decimalLong(d)
 		switch v.(type) {
 		case int8:
-			return int8(n), nil
+			return r.i8, nil
 		case int16:
-			return int16(n), nil
+			return r.i16, nil
 		case int32:
-			return int32(n), nil
+			return r.i32, nil
+		case int64:
+			return r.i64, nil
+		case float32:
+			return r.f32, nil
 		}
-		return n, nil
-	case float32:
-		d, err := number()
-		if err != nil {
-			return nil, err
-		}
-		return float32(decimalFloat(d)), nil
-	case float64:
-		d, err := number()
-		if err != nil {
-			return nil, err
-		}
-		return decimalFloat(d), nil
+		return r.f64, nil
 	case string:
-		return rep, nil
+		return r.text, nil
 	case data.Decimal:
-		// new BigDecimal(text): its NumberFormatException has MaskField's
-		// own message.
-		bad := func() error {
-			return dataErr("Unable to convert %s (class java.lang.String) to number", rep)
-		}
-		d, ok := parseJavaDecimal(rep)
-		if !ok {
-			return nil, bad()
-		}
-		// Java's BigDecimal keeps the replacement's own scale; Sluice
-		// rescales it to the value's so that it still fits the schema.
-		rs, ok := rescale(d, x.Scale)
-		if !ok {
-			return nil, bad()
-		}
-		return rs, nil
+		return r.decimal(x.Scale)
 	}
 	return nil, dataErr("Cannot mask value of type %s with custom replacement.", javaClass(v))
+}
+
+// decimal is the replacement at a decimal value's scale. Java's BigDecimal
+// keeps the replacement's own scale; Sluice rescales it to the value's so
+// that it still fits the schema, and refuses it, with the message of
+// new BigDecimal's NumberFormatException in MaskField, when that would lose
+// digits or make a number of absurd size.
+func (r *maskReplacement) decimal(scale int32) (data.Decimal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.decimals[scale]
+	if !ok {
+		c.err = dataErr("Unable to convert %s (class java.lang.String) to number", r.text)
+		if r.dec != nil {
+			if d, fits := rescale(*r.dec, scale); fits {
+				c = decimalReplacement{d: d}
+			}
+		}
+		if r.decimals == nil || len(r.decimals) >= maxDecimalReplacementScales {
+			r.decimals = make(map[int32]decimalReplacement, maxDecimalReplacementScales)
+		}
+		r.decimals[scale] = c
+	}
+	if c.err != nil {
+		return data.Decimal{}, c.err
+	}
+	// Each record gets its own big.Int: values are not shared between records.
+	return data.Decimal{Unscaled: new(big.Int).Set(c.d.Unscaled), Scale: c.d.Scale}, nil
 }
 
 // parseJavaDecimal is new BigDecimal(String): an optional sign, digits
@@ -209,20 +256,34 @@ func parseJavaDecimal(s string) (data.Decimal, bool) {
 	return data.Decimal{Unscaled: n, Scale: int32(scale)}, true
 }
 
-// rescale returns d with the scale, if that loses no digits.
+// maxRescaleDigits bounds the digits rescale may add: a replacement such
+// as "1e-2000000000" for a decimal of scale 2 would otherwise need a power
+// of ten of two billion digits.
+const maxRescaleDigits = 1000
+
+// rescale returns d with the scale, if that loses no digits and adds no
+// more than maxRescaleDigits.
 func rescale(d data.Decimal, scale int32) (data.Decimal, bool) {
 	u := d.Unscaled
 	if u == nil {
 		u = new(big.Int)
 	}
+	diff := int64(scale) - int64(d.Scale)
 	switch {
-	case scale == d.Scale:
+	case u.Sign() == 0 || diff == 0:
 		return data.Decimal{Unscaled: new(big.Int).Set(u), Scale: scale}, true
-	case scale > d.Scale:
-		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)-int64(d.Scale)), nil)
+	case diff > 0:
+		if diff > maxRescaleDigits {
+			return data.Decimal{}, false
+		}
+		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(diff), nil)
 		return data.Decimal{Unscaled: p.Mul(p, u), Scale: scale}, true
 	}
-	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)-int64(scale)), nil)
+	// Dividing by more powers of ten than u has digits leaves a remainder.
+	if -diff > int64(len(new(big.Int).Abs(u).String())) {
+		return data.Decimal{}, false
+	}
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(-diff), nil)
 	q, m := new(big.Int).QuoRem(u, p, new(big.Int))
 	if m.Sign() != 0 {
 		return data.Decimal{}, false
