@@ -192,3 +192,46 @@ func (h *Standalone) reloadConfig(name string) (map[string]string, bool) {
 	}
 	return maps.Clone(c.config), true
 }
+
+// reloadRequestTimeout bounds the restart request a distributed worker
+// writes when a connector's values expire.
+const reloadRequestTimeout = 30 * time.Second
+
+// newReloads builds the reloads of a distributed herder. Not wired yet;
+// to wire it (distributed.go and distributed_work.go):
+//
+//   - a field reloads *reloads in Distributed, set in NewDistributed to
+//     d.newReloads() (after d.log and d.config are set);
+//   - resolve the connector instance's config under d.reloads.attach(ctx)
+//     where the owner starts it (the Resolve in distributed_work.go's
+//     connector start, and the resolvedOrRaw for tasks.max next to its
+//     TaskConfigs call), and nowhere else: the workers running its tasks
+//     must not each schedule a restart of the whole connector (in Kafka
+//     theirs fail with NotAssigned/NotLeader and are only logged);
+//   - d.reloads.cancel(name) where this worker stops the connector
+//     instance (deletion, revocation, new config, STOPPED);
+//   - d.reloads.close() first thing in Close, before d.mu is taken, so no
+//     restart goroutine is added to d.wg once Close waits for it.
+func (d *Distributed) newReloads() *reloads {
+	return newReloads(d.log, func(name string) (map[string]string, bool) {
+		cfg := d.config.Snapshot().ConnectorConfig(name)
+		return cfg, cfg != nil
+	}, d.reloadConnector)
+}
+
+// reloadConnector asks, as POST /connectors/{name}/restart?includeTasks=true
+// does, for a restart of the connector and all its tasks: a restart
+// request on the config topic that each owner acts upon. Called with the
+// reloads' lock held: the request is written on a goroutine of d.wg.
+func (d *Distributed) reloadConnector(name string) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		ctx, cancel := context.WithTimeout(d.ctx, reloadRequestTimeout)
+		defer cancel()
+		d.log.Info("restarting the connector and its tasks: values from config providers expired", "connector", name, KeyConfigReloadAction, ReloadRestart)
+		if _, err := d.RestartConnector(ctx, name, true, false); err != nil {
+			d.log.Error("Unexpected error during connector restart", "connector", name, "error", err)
+		}
+	}()
+}
