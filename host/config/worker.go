@@ -62,6 +62,9 @@ const (
 	// TaskSharedMemoryBytes is Sluice's own: the size of the memory region
 	// each task shares with its plugin process for record batches.
 	TaskSharedMemoryBytes = "sluice.task.shared.memory.bytes"
+	// PluginMemoryMaxBytes is Sluice's own: the most private resident
+	// memory a plugin process may hold before the worker kills it.
+	PluginMemoryMaxBytes = "sluice.plugin.memory.max.bytes"
 )
 
 // Prefixes of settings passed through to Kafka clients and converters.
@@ -105,6 +108,8 @@ func baseDef() *def.Def {
 		Importance: def.Low, Group: groupCommon, Doc: "How long the tasks being stopped together may drain, in milliseconds, before their plugins are killed."})
 	d.Define(def.Key{Name: TaskSharedMemoryBytes, Type: def.Long, Default: int64(32 << 20), Validator: def.AtLeast(0),
 		Importance: def.Low, Group: groupCommon, Doc: "Size in bytes of the memory each task shares with its plugin process: record batches up to this size pass through it rather than through the gRPC connection (only pages a batch touches are used). 0: every batch goes through gRPC. Plugins that do not support it get batches through gRPC anyway."})
+	d.Define(def.Key{Name: PluginMemoryMaxBytes, Type: def.Long, Default: int64(0), Validator: def.AtLeast(0),
+		Importance: def.Medium, Group: groupPlugins, Doc: "The most private resident memory (heap and stacks, in bytes) a plugin process may hold: the worker checks every second and kills a plugin above it, and its connector or task fails with a message naming this setting, so a leaking connector cannot exhaust the machine's memory. Go plugins also get GOMEMLIMIT at nine tenths of it. 0: no limit. Whatever the setting, plugin processes are the kernel OOM killer's preferred victims (oom_score_adj 500), ahead of the worker."})
 	d.Define(def.Key{Name: PluginPath, Type: def.List,
 		Importance: def.Low, Group: groupPlugins, Doc: "Directories holding plugin binaries, comma-separated. A plugins directory next to the sluice binary (bin/plugins) is searched too when it exists."})
 	d.Define(def.Key{Name: PluginDiscovery, Type: def.String, Default: "hybrid_warn", Validator: def.CaseInsensitiveValidString("only_scan", "hybrid_warn", "hybrid_fail", "service_load"),

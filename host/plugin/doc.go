@@ -43,9 +43,17 @@
 // pluginsdk/wire (SLUICE_CONNECTOR, SLUICE_TASK — empty for a connector,
 // describe or validate process —, SLUICE_LOG_LEVEL, SLUICE_WORKER_ID), and
 // go-plugin's own (the magic cookie, PLUGIN_PROTOCOL_VERSIONS,
-// PLUGIN_MIN_PORT, PLUGIN_MAX_PORT, PLUGIN_UNIX_SOCKET_DIR). The working
-// directory is the worker's, as for a Kafka Connect plugin in the worker's
-// JVM, so relative paths in connector configs mean the same thing.
+// PLUGIN_MIN_PORT, PLUGIN_MAX_PORT, PLUGIN_UNIX_SOCKET_DIR), and GOMEMLIMIT
+// when Options.MemoryLimit is set. The working directory is the worker's, as
+// for a Kafka Connect plugin in the worker's JVM, so relative paths in
+// connector configs mean the same thing.
+//
+// # Memory
+//
+// Plugin processes are the OOM killer's preferred victims, and with
+// Options.MemoryLimit one whose private resident memory grows past the limit
+// is killed, the reason (naming sluice.plugin.memory.max.bytes) in its
+// calls' errors and Instance.KillReason (memory.go).
 //
 // # Calls, deadlines, crashes and hangs
 //

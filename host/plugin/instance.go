@@ -193,6 +193,10 @@ func (in *Instance) requestKill(reason string) {
 	})
 }
 
+// KillReason says why the worker ended the process ("killed: its resident
+// memory ... exceeded ..."), or is empty when it did not.
+func (in *Instance) KillReason() string { return in.killReason() }
+
 func (in *Instance) killReason() string {
 	in.reasonMu.Lock()
 	defer in.reasonMu.Unlock()

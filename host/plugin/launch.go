@@ -211,6 +211,9 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 		return fail(ErrClosed)
 	}
 	log.Debug("plugin launched", "path", spec.Path, "pid", in.p.getPid())
+	if limit := m.opts.MemoryLimit; limit > 0 {
+		go in.watchMemory(limit, m.opts.MemoryCheckInterval)
+	}
 	go in.reap()
 	return in, nil
 }
@@ -233,6 +236,10 @@ func (m *Manager) env(spec Spec) []string {
 		wire.EnvTask + "=" + task,
 		wire.EnvLogLevel + "=" + spec.LogLevel,
 		wire.EnvWorkerID + "=" + *m.workerID.Load(),
+	}
+	if limit := m.opts.MemoryLimit; limit > 0 {
+		// The Go runtime's soft limit, below the hard one (memory.go).
+		env = append(env, "GOMEMLIMIT="+strconv.FormatInt(limit/10*9, 10))
 	}
 	for _, name := range []string{wire.EnvProfileDir, wire.EnvTrace} {
 		if v := os.Getenv(name); v != "" {

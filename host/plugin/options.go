@@ -18,6 +18,9 @@ const (
 	DefaultDescribeTimeout = 5 * time.Second
 	DefaultKillGrace       = 2 * time.Second
 	DefaultTailLines       = 50
+	// DefaultMemoryCheckInterval is how often a plugin's memory is checked
+	// against Options.MemoryLimit.
+	DefaultMemoryCheckInterval = time.Second
 )
 
 // maxSocketDirLen keeps every socket path under the 108-byte sun_path limit:
@@ -60,6 +63,12 @@ type Options struct {
 	// TailLines is how many of a plugin's last output lines are kept for
 	// crash reports.
 	TailLines int
+	// MemoryLimit, when positive, is the most private resident memory
+	// (bytes) a plugin process may hold: one above it is killed, and its
+	// task or connector fails saying so (memory.go). 0: no limit.
+	MemoryLimit int64
+	// MemoryCheckInterval is how often MemoryLimit is checked.
+	MemoryCheckInterval time.Duration
 }
 
 var logLevels = []string{"trace", "debug", "info", "warn", "error"}
@@ -95,6 +104,7 @@ func (o Options) normalize() (Options, error) {
 		{"start timeout", &o.StartTimeout, DefaultStartTimeout},
 		{"describe timeout", &o.DescribeTimeout, DefaultDescribeTimeout},
 		{"kill grace", &o.KillGrace, DefaultKillGrace},
+		{"memory check interval", &o.MemoryCheckInterval, DefaultMemoryCheckInterval},
 	}
 	for _, d := range durations {
 		switch {
@@ -103,6 +113,9 @@ func (o Options) normalize() (Options, error) {
 		case *d.v == 0:
 			*d.v = d.def
 		}
+	}
+	if o.MemoryLimit < 0 {
+		errs = append(errs, fmt.Errorf("memory limit %d: must not be negative", o.MemoryLimit))
 	}
 	if o.TailLines < 0 {
 		errs = append(errs, fmt.Errorf("tail lines %d: must not be negative", o.TailLines))

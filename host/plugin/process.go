@@ -118,6 +118,9 @@ func (p *process) Start(context.Context) error {
 	p.started = true
 	p.pid = p.cmd.Process.Pid
 	p.mu.Unlock()
+	// Before the plugin's own code is far along (memory.go). A failure
+	// (not Linux, /proc not mounted) leaves the kernel's default.
+	_ = setOOMScoreAdj(p.pid)
 	return nil
 }
 

@@ -77,6 +77,7 @@ func NewDistributed(cfg *config.Worker, opts Options) (*Distributed, error) {
 		Logger:      loggers.Logger(logging.WorkerName),
 		WorkerID:    cfg.WorkerID(""),
 		LogLevel:    hclogName(loggers, logging.RootName),
+		MemoryLimit: cfg.Long(config.PluginMemoryMaxBytes),
 	})
 	if err != nil {
 		return nil, err

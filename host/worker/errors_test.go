@@ -281,3 +281,26 @@ func TestAutoRestartFlakyPlugin(t *testing.T) {
 		t.Fatalf("%d task starts, want 3 (two failed, then one that runs)", starts)
 	}
 }
+
+// A task whose plugin leaks memory past sluice.plugin.memory.max.bytes is
+// killed and FAILED with a trace naming the setting; the worker and the
+// connector run on, and the other connector's task is untouched.
+func TestPluginMemoryLimit(t *testing.T) {
+	e := startWorker(t, map[string]string{"sluice.plugin.memory.max.bytes": "67108864"})
+	e.mustDo("PUT", "/connectors/leaky/config", map[string]string{
+		"connector.class": "io.sluice.test.FlakySource", "topic": "leaky", "state.file": filepath.Join(e.dir, "leaky"), "leak.mb": "16",
+		"value.converter": "org.apache.kafka.connect.storage.StringConverter",
+	}, 201)
+	e.mustDo("PUT", "/connectors/steady/config", map[string]string{
+		"connector.class": "io.sluice.test.FlakySource", "topic": "steady", "state.file": filepath.Join(e.dir, "steady"),
+		"value.converter": "org.apache.kafka.connect.storage.StringConverter",
+	}, 201)
+	st := e.waitStatus("leaky", "RUNNING:FAILED")
+	for _, want := range []string{"resident memory", "exceeded sluice.plugin.memory.max.bytes=67108864 (64.0 MiB)"} {
+		if !strings.Contains(st.Tasks[0].Trace, want) {
+			t.Errorf("trace of the leaking task should contain %q:\n%s", want, st.Tasks[0].Trace)
+		}
+	}
+	waitUntil(t, "the steady connector's five records", 30*time.Second, func() bool { return endOffsets(t, e.cluster.ListenAddrs(), "steady") == 5 })
+	e.waitStatus("steady", "RUNNING:RUNNING")
+}

@@ -29,6 +29,11 @@ func killQuietly(in *plugin.Instance) {
 // the message, its last output lines as trace.
 func crashError(in *plugin.Instance) *wire.Error {
 	msg := "plugin process exited unexpectedly"
+	if r := in.KillReason(); r != "" {
+		// The worker ended it (over its memory limit, a call past its
+		// deadline): say why.
+		msg = "plugin process " + r
+	}
 	if err := in.ExitErr(); err != nil {
 		msg += " (" + err.Error() + ")"
 	}

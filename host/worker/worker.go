@@ -121,6 +121,7 @@ func NewStandalone(cfg *config.Worker, opts Options) (*Worker, error) {
 		Logger:      loggers.Logger(logging.WorkerName),
 		WorkerID:    cfg.WorkerID(""),
 		LogLevel:    hclogName(loggers, logging.RootName),
+		MemoryLimit: cfg.Long(config.PluginMemoryMaxBytes),
 	})
 	if err != nil {
 		return nil, err

@@ -3,7 +3,8 @@
 //
 // FlakySource: each task start appends a line to state.file; while the
 // file holds no more than fail.starts lines, Start fails. Then the task
-// emits "n" values 0, 1, 2, ... to topic.
+// emits "n" values 0, 1, 2, ... to topic. With leak.mb, each Poll first
+// allocates (and keeps) that many MiB more.
 //
 // ErrantSink: every record whose value (a string) contains "bad" goes to
 // the errant record reporter; the others are appended to file.
@@ -28,7 +29,8 @@ func sourceDef() *config.Def {
 	return config.NewDef().
 		Define(config.Key{Name: "topic", Type: config.String, Required: true, Importance: config.High, Doc: "Topic."}).
 		Define(config.Key{Name: "state.file", Type: config.String, Required: true, Importance: config.High, Doc: "Counts task starts."}).
-		Define(config.Key{Name: "fail.starts", Type: config.Int, Default: 0, Importance: config.High, Doc: "Starts that fail."})
+		Define(config.Key{Name: "fail.starts", Type: config.Int, Default: 0, Importance: config.High, Doc: "Starts that fail."}).
+		Define(config.Key{Name: "leak.mb", Type: config.Int, Default: 0, Importance: config.Low, Doc: "MiB leaked by each Poll."})
 }
 
 type source struct{ props map[string]string }
@@ -46,8 +48,10 @@ func (c *source) Stop(context.Context) error    { return nil }
 func (c *source) NewTask() pluginsdk.SourceTask { return &sourceTask{} }
 
 type sourceTask struct {
-	topic string
-	next  int64
+	topic  string
+	next   int64
+	leakMB int
+	leaked [][]byte
 }
 
 func (t *sourceTask) Start(_ context.Context, _ pluginsdk.SourceTaskContext, props map[string]string) error {
@@ -74,10 +78,18 @@ func (t *sourceTask) Start(_ context.Context, _ pluginsdk.SourceTaskContext, pro
 		return fmt.Errorf("start %d fails on purpose", starts)
 	}
 	t.topic = cfg.String("topic")
+	t.leakMB = cfg.Int("leak.mb")
 	return nil
 }
 
 func (t *sourceTask) Poll(ctx context.Context) ([]*data.SourceRecord, error) {
+	if t.leakMB > 0 {
+		b := make([]byte, t.leakMB<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1 // resident, not just reserved
+		}
+		t.leaked = append(t.leaked, b)
+	}
 	if t.next >= 5 {
 		<-ctx.Done()
 		return nil, nil

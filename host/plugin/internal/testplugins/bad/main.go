@@ -13,6 +13,8 @@
 //	        handshake) and stderr, and close descriptor 3 (the shared
 //	        memory, when the worker gave one)
 //	big     answer Poll with a record of a 2 MiB value
+//	leak    keep allocating memory (8 MiB every 10 ms, up to 1 GiB), then
+//	        block
 //	shared-unasked  answer Poll through shared memory, having declined
 //	        it at Start
 //	shared-and-inline  accept shared memory at Start, and answer Poll
@@ -30,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -44,7 +47,7 @@ var rawStdout, rawStderr = os.Stdout, os.Stderr
 
 func misbehave(mode, call string) {
 	switch mode {
-	case "panic", "exit", "kill", "hang", "exit0", "noise":
+	case "panic", "exit", "kill", "hang", "exit0", "noise", "leak":
 	default:
 		return
 	}
@@ -71,6 +74,17 @@ func misbehave(mode, call string) {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	case "hang":
+		select {}
+	case "leak":
+		var kept [][]byte
+		for len(kept) < 128 {
+			b := make([]byte, 8<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1 // resident, not just reserved
+			}
+			kept = append(kept, b)
+			time.Sleep(10 * time.Millisecond)
+		}
 		select {}
 	}
 }

@@ -1,0 +1,84 @@
+package plugin
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-io/sluice/pluginsdk/wire"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
+)
+
+// Every plugin is the OOM killer's first choice, ahead of the worker.
+func TestPluginIsPreferredOOMVictim(t *testing.T) {
+	m, _ := newManager(t, Options{SocketDir: t.TempDir()})
+	in := launch(t, m, Spec{Path: goodBin, Task: -1})
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(in.Pid()) + "/oom_score_adj")
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	if got := strings.TrimSpace(string(b)); got != strconv.Itoa(oomScoreAdj) {
+		t.Fatalf("plugin oom_score_adj = %s, want %d", got, oomScoreAdj)
+	}
+	if env := pluginEnv(t, in); env["GOMEMLIMIT"] != "" {
+		t.Errorf("GOMEMLIMIT=%s without a memory limit", env["GOMEMLIMIT"])
+	}
+}
+
+// A plugin whose memory grows past the limit is killed, and the error its
+// call gets names the setting; one under the limit runs on.
+func TestMemoryLimitKillsLeakingPlugin(t *testing.T) {
+	const limit = 64 << 20
+	m, _ := newManager(t, Options{SocketDir: t.TempDir(), MemoryLimit: limit, MemoryCheckInterval: 20 * time.Millisecond})
+
+	good := launch(t, m, Spec{Path: goodBin, Task: -1})
+	if got, want := pluginEnv(t, good)["GOMEMLIMIT"], strconv.Itoa(limit/10*9); got != want {
+		t.Errorf("GOMEMLIMIT=%q, want %s", got, want)
+	}
+
+	bad := launch(t, m, Spec{Path: badBin, Task: -1})
+	pid := bad.Pid()
+	start := time.Now()
+	_, err := bad.Connector().Validate(ctxT(t, 30*time.Second), &pluginv1.ValidateRequest{Config: map[string]string{"mode": "leak"}})
+	we := wantKind(t, err, wire.KindCrashed)
+	for _, want := range []string{"resident memory", "exceeded sluice.plugin.memory.max.bytes=67108864 (64.0 MiB)"} {
+		if !strings.Contains(we.Message, want) {
+			t.Errorf("message %q should contain %q", we.Message, want)
+		}
+	}
+	if r := bad.KillReason(); !strings.Contains(r, "exceeded "+MemoryLimitSetting) {
+		t.Errorf("kill reason %q", r)
+	}
+	select {
+	case <-bad.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leaking plugin's instance did not end")
+	}
+	waitGone(t, pid, 5*time.Second)
+	// It leaks 8 MiB every 10 ms: killed well before it reaches 1 GiB.
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("killed after %s", took)
+	}
+
+	// The good plugin, far under the limit, is untouched.
+	time.Sleep(100 * time.Millisecond)
+	if err := good.Ping(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatalf("plugin under the limit: %v", err)
+	}
+}
+
+func TestResidentAnon(t *testing.T) {
+	n, err := residentAnon(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	// This test binary holds a few MiB of heap at least, and not terabytes.
+	if n < 1<<20 || n > 1<<40 {
+		t.Fatalf("resident anonymous memory of the test %d bytes", n)
+	}
+	if _, err := residentAnon(1 << 30); err == nil {
+		t.Error("a pid that does not exist should fail")
+	}
+}
