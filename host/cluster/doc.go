@@ -1,31 +1,36 @@
 // Package cluster is a distributed worker's membership in its Connect
 // cluster: Kafka Connect's group protocol on Kafka's own group coordinator,
-// and the incremental cooperative assignor (KIP-415) that decides which
-// worker runs which connector and task. Java workers and Sluice workers can
+// and the assignors (incremental cooperative, KIP-415, and eager) that
+// decide which worker runs which connector and task. Java workers and Sluice workers can
 // share a group: the bytes are Kafka Connect's.
 //
 // # Protocol
 //
 // Workers join the group named by group.id with protocol type "connect",
-// offering the sub-protocols of connect.protocol in preference order:
-// "sessioned" (version 2) then "compatible" (version 1), or "compatible"
-// alone. Both are incremental cooperative; sessioned only adds the session
-// key for signed internal REST requests (KIP-507), which is the herder's
-// concern. The eager "default" protocol (version 0, stop-the-world) is not
-// offered and connect.protocol=eager is refused: a group whose members all
-// insist on eager would not accept a Sluice worker (the coordinator answers
-// INCONSISTENT_GROUP_PROTOCOL and Run fails with ErrFatal).
+// offering the sub-protocols of connect.protocol in preference order, as
+// Kafka Connect does: sessioned offers "sessioned" (version 2),
+// "compatible" (1) and "default" (0); compatible offers "compatible" and
+// "default"; eager offers "default" alone. The coordinator picks a
+// protocol every member offers (the one most members prefer among those),
+// so a group with one eager member runs "default" and goes back to the
+// newer protocol when that member leaves. The protocol the coordinator picked decides the round: which
+// assignor the leader runs, what members do before joining, and (in the
+// herder) whether internal requests are signed. Compatible and sessioned
+// are incremental cooperative; sessioned only adds the session key for
+// signed internal REST requests (KIP-507), which is the herder's concern.
+// Eager ("default") is stop-the-world: see below.
 //
 // Member metadata (JoinGroup) is: version, REST URL, config topic offset,
-// and the worker's current assignment as nullable bytes. An assignment
-// (SyncGroup) is: version, error (0, or 1 = CONFIG_MISMATCH), leader member
-// id, leader URL, config offset, assigned [{connector, [task]}], revoked
-// [{connector, [task]}], delay in ms; task -1 stands for the connector
-// instance. Layouts are in protocol.go; decoding tolerates missing trailing
-// fields and null arrays as Kafka Connect does. kmsg has
-// ConnectMemberMetadata and ConnectMemberAssignment, but the latter writes
-// task ids as INT16 where Kafka Connect writes INT32, so this package
-// encodes both itself (a test notices if kmsg changes).
+// and (version 1 and up) the worker's current assignment as nullable bytes.
+// An assignment (SyncGroup) is: version, error (0, or 1 = CONFIG_MISMATCH),
+// leader member id, leader URL, config offset, assigned [{connector,
+// [task]}], and (version 1 and up) revoked [{connector, [task]}] and delay
+// in ms; task -1 stands for the connector instance. Layouts are in
+// protocol.go; decoding tolerates missing trailing fields and null arrays
+// as Kafka Connect does. kmsg has ConnectMemberMetadata and
+// ConnectMemberAssignment, but the latter writes task ids as INT16 where
+// Kafka Connect writes INT32, so this package encodes both itself (a test
+// notices if kmsg changes).
 //
 // Requests are kmsg messages sent through a kgo client, which finds the
 // group's coordinator (FindCoordinator) and, on NOT_COORDINATOR or
@@ -36,7 +41,9 @@
 //
 // Run loops over four states on one goroutine; Handler callbacks run on it.
 //
-//	joining   JoinGroup. MEMBER_ID_REQUIRED: join again with the id given.
+//	joining   After an eager round: OnRevoked with everything owned
+//	          (heartbeats run meanwhile). Then JoinGroup.
+//	          MEMBER_ID_REQUIRED: join again with the id given.
 //	          UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION / FENCED_INSTANCE_ID:
 //	          the membership is gone (OnLost), join as a new member.
 //	          REBALANCE_IN_PROGRESS: join again. Coordinator and network
@@ -51,12 +58,14 @@
 //	stable    Heartbeats every heartbeat.interval.ms. Back to joining when
 //	          the coordinator answers REBALANCE_IN_PROGRESS, when the owner
 //	          calls Rejoin, right after a round that revoked something (so
-//	          the leader can hand it on), when the leader's delay expires,
-//	          or after a loss.
+//	          the leader can hand it on; not under eager), when the
+//	          leader's delay expires, or after a loss.
 //
 // A round that repeats an already completed generation (a stable group
 // answers a follower that rejoins unchanged with its current generation and
-// assignment) changes nothing and calls nothing.
+// assignment) changes nothing and calls nothing, except under eager: the
+// member stopped everything before it joined, and the repeated assignment
+// starts it again.
 //
 // # No zombies
 //
@@ -109,6 +118,24 @@
 //   - Each member is told only its increments (assigned, revoked), the
 //     delay, the leader and its URL, and the config offset assigned from.
 //
+// # Eager
+//
+// When the group runs "default", a member stops everything it runs before
+// every JoinGroup (OnRevoked with all its work; Kafka Connect's
+// onJoinPrepare), and the leader runs AssignEager, Kafka Connect's
+// EagerAssignor: no memory, no delays, no revocations; connectors in name
+// order round-robin over the members in id order, then every connector's
+// tasks continuing the same round-robin. A leader behind the newest
+// member's config offset gives everyone CONFIG_MISMATCH, as above. Each
+// member is told all it is to run. "Before every JoinGroup" follows the
+// protocol of the last completed round, as Kafka Connect's does: a
+// sessioned worker that ran an eager round stops everything before its next
+// join too, and one whose last round was cooperative keeps its work into
+// the eager round, then stops what that round does not give it back. In
+// that round others may start its former work before it has stopped it (a
+// window Kafka Connect has as well): the downgrade is meant for rolling
+// upgrades, not as a steady state.
+//
 // Everything is sorted (members by id, work by name), so the same rounds
 // give the same plans.
 //
@@ -122,7 +149,10 @@
 // keep the work it ran, hold back a.Added and Rejoin: at once the first time,
 // then after a wait of one second doubling up to worker.unsync.backoff.ms
 // (Kafka Connect leaves the group and waits the whole backoff instead, which
-// stops all its work); otherwise start a.Added.
+// stops all its work); otherwise start a.Added. Under eager, OnRevoked
+// before each JoinGroup stops everything, and a.Added is the whole
+// assignment; internal requests are not signed (Assignment.Protocol says
+// which protocol the round ran).
 // OnLost stops everything at once. A config change that needs a rebalance
 // (connector created or deleted, task configs committed) calls Rejoin.
 // Status tells whether a rebalance is under way (REST answers 409 then) and

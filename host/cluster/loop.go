@@ -29,6 +29,10 @@ type session struct {
 	// probe keeps proving the membership alive while a rebalance is under
 	// way (nil when not a member).
 	probe *heartbeats
+	// protocol is the one the group ran in the last completed round (the
+	// configured one before any): under Eager everything is revoked before
+	// the next JoinGroup.
+	protocol Protocol
 }
 
 // joined is a successful JoinGroup.
@@ -40,7 +44,7 @@ type joined struct {
 }
 
 func (m *Member) loop(ctx context.Context) error {
-	s := &session{generation: -1, lastCompleted: -1}
+	s := &session{generation: -1, lastCompleted: -1, protocol: m.cfg.Protocol}
 	reason := "joining"
 	for {
 		if err := ctx.Err(); err != nil {
@@ -90,6 +94,7 @@ func (m *Member) rebalance(ctx context.Context, s *session, reason string) (j jo
 			ok, err = false, nil
 		}
 	}()
+	m.revokeEager(ctx, s)
 	if j, err = m.join(rctx, s, reason); err != nil {
 		if ctx.Err() == nil && rctx.Err() != nil {
 			return j, w, false, nil // the probe found the membership gone
@@ -129,12 +134,13 @@ func (m *Member) join(ctx context.Context, s *session, reason string) (joined, e
 		err = kerr.ErrorForCode(resp.ErrorCode)
 		switch {
 		case err == nil:
-			p := Protocol("")
+			name := ""
 			if resp.Protocol != nil {
-				p = Protocol(*resp.Protocol)
+				name = *resp.Protocol
 			}
-			if p != Sessioned && p != Compatible {
-				return joined{}, m.fatal(ctx, s, fmt.Errorf("group chose protocol %q", p))
+			p, ok := protocolNamed(name)
+			if !ok || !slices.Contains(m.cfg.Protocol.offered(), p) {
+				return joined{}, m.fatal(ctx, s, fmt.Errorf("group chose protocol %q", name))
 			}
 			s.memberID = resp.MemberID
 			s.generation = resp.Generation
@@ -159,19 +165,46 @@ func (m *Member) join(ctx context.Context, s *session, reason string) (joined, e
 	}
 }
 
+// protocols is the JoinGroup offer: each protocol with its metadata, the
+// current assignment embedded with that protocol's version (version 0 has
+// no room for it).
 func (m *Member) protocols(s *session, configOffset int64) []kmsg.JoinGroupRequestProtocol {
-	ps := []Protocol{Compatible}
-	if m.cfg.Protocol == Sessioned {
-		ps = []Protocol{Sessioned, Compatible}
-	}
+	ps := m.cfg.Protocol.offered()
 	out := make([]kmsg.JoinGroupRequestProtocol, 0, len(ps))
 	for _, p := range ps {
+		md := Metadata{Version: p.Version(), URL: m.cfg.URL, ConfigOffset: configOffset}
+		if s.current != nil && p.Version() >= 1 {
+			cur := *s.current
+			cur.Version = p.Version()
+			md.Current = &cur
+		}
 		jp := kmsg.NewJoinGroupRequestProtocol()
-		jp.Name = string(p)
-		jp.Metadata = AppendMetadata(nil, Metadata{Version: p.Version(), URL: m.cfg.URL, ConfigOffset: configOffset, Current: s.current})
+		jp.Name = p.Name()
+		jp.Metadata = AppendMetadata(nil, md)
 		out = append(out, jp)
 	}
 	return out
+}
+
+// revokeEager is Kafka Connect's preparation for a JoinGroup after an eager
+// round: the worker stops everything it runs before it joins, since the
+// leader will deal all work out again from scratch. A worker whose last
+// round failed (CONFIG_MISMATCH) started nothing of it and has nothing to
+// stop.
+func (m *Member) revokeEager(ctx context.Context, s *session) {
+	if s.protocol != Eager || s.owned.Empty() {
+		return
+	}
+	revoked := s.owned
+	s.owned, s.current = Work{}, nil
+	m.setStatus(func(st *Status) { st.Owned = Work{} })
+	m.log.Info("eager protocol: revoking all work before rejoining", "revoked", revoked.Len())
+	m.cfg.Handler.OnRevoked(ctx, Assignment{
+		Generation: s.generation,
+		MemberID:   s.memberID,
+		Protocol:   Eager,
+		Revoked:    revoked,
+	})
 }
 
 // sync sends SyncGroup, with the plan when this member leads. ok false:
@@ -182,7 +215,7 @@ func (m *Member) sync(ctx context.Context, s *session, j joined) (WireAssignment
 	req.Generation = j.generation
 	req.MemberID = s.memberID
 	req.ProtocolType = kmsg.StringPtr(ProtocolType)
-	req.Protocol = kmsg.StringPtr(string(j.protocol))
+	req.Protocol = kmsg.StringPtr(j.protocol.Name())
 	if j.leader == s.memberID {
 		req.GroupAssignment = m.assign(s, j)
 	}
@@ -239,14 +272,20 @@ func (m *Member) assign(s *session, j joined) []kmsg.SyncGroupRequestGroupAssign
 		}
 		states = append(states, st)
 	}
-	plan := m.assignor.Assign(Round{
+	r := Round{
 		Leader:                  s.memberID,
 		Generation:              j.generation,
 		LastCompletedGeneration: s.lastCompleted,
 		Members:                 states,
 		Config:                  m.cfg.Handler.ConfigSnapshot(),
 		Now:                     m.cfg.Now(),
-	})
+	}
+	var plan Plan
+	if j.protocol == Eager {
+		plan = AssignEager(r)
+	} else {
+		plan = m.assignor.Assign(r)
+	}
 	m.mu.Lock()
 	m.plan = &plan
 	m.mu.Unlock()
@@ -288,11 +327,22 @@ func (m *Member) apply(ctx context.Context, s *session, j joined, w WireAssignme
 	}
 	// A stable group answers a follower that rejoins unchanged with the
 	// generation it already completed, and the same assignment: its
-	// increments were applied then and must not be applied twice.
-	replay := j.generation == s.lastCompleted
+	// increments were applied then and must not be applied twice. An eager
+	// assignment is whole, not an increment, and the worker stopped
+	// everything before it joined: it applies again.
+	replay := j.generation == s.lastCompleted && j.protocol != Eager
 	s.lastCompleted = j.generation
 	s.member = true
-	if w.Error == NoError && !replay {
+	s.protocol = j.protocol
+	switch {
+	case w.Error != NoError || replay:
+	case j.protocol == Eager:
+		owned, assigned := setOf(s.owned), setOf(w.Assigned)
+		a.Added, a.Revoked = assigned.minus(owned).work(), owned.minus(assigned).work()
+		s.owned = assigned.work()
+		s.current = &WireAssignment{Version: j.protocol.Version(), Leader: w.Leader, LeaderURL: w.LeaderURL,
+			ConfigOffset: w.ConfigOffset, Assigned: s.owned}
+	default:
 		owned := setOf(s.owned)
 		revoked := setOf(w.Revoked).intersect(owned)
 		owned.removeSet(revoked)
@@ -322,7 +372,8 @@ func (m *Member) apply(ctx context.Context, s *session, j joined, w WireAssignme
 	switch {
 	case a.Error != NoError:
 		return next{rejoinNow: true, reason: "config offsets did not match"}
-	case !a.Revoked.Empty():
+	case !a.Revoked.Empty() && j.protocol != Eager:
+		// Under eager the leader has placed everything already.
 		return next{rejoinNow: true, reason: "revoked work to hand over"}
 	case a.Delay > 0:
 		return next{rejoinAt: time.Now().Add(a.Delay), reason: "scheduled rebalance"}

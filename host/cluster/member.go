@@ -25,10 +25,12 @@ type Handler interface {
 	ConfigSnapshot() ConfigSnapshot
 	// OnRevoked asks to stop a.Revoked; it must be stopped when the call
 	// returns, because the member then rejoins and the leader hands it to
-	// someone else. a.Owned is what stays.
+	// someone else. a.Owned is what stays. Under the eager protocol it is
+	// called before every JoinGroup with everything the worker runs
+	// (a.Protocol is Eager, a.Owned empty).
 	OnRevoked(ctx context.Context, a Assignment)
 	// OnAssigned reports a completed rebalance: start a.Added, keep the
-	// rest of a.Owned. With a.Error == ConfigMismatch nothing changed:
+	// rest of a.Owned (under eager, a.Added is all of a.Owned). With a.Error == ConfigMismatch nothing changed:
 	// catch up on the config topic before returning, the member rejoins
 	// right after. A worker behind a.ConfigOffset reads up to it before
 	// starting anything.
@@ -144,9 +146,7 @@ func (c *Config) validate() error {
 	switch c.Protocol {
 	case "":
 		c.Protocol = Sessioned
-	case Sessioned, Compatible:
-	case Eager:
-		errs = append(errs, errors.New("connect.protocol=eager is not supported; use compatible or sessioned"))
+	case Sessioned, Compatible, Eager:
 	default:
 		errs = append(errs, fmt.Errorf("unknown connect.protocol %q", c.Protocol))
 	}

@@ -84,6 +84,9 @@ type herder struct {
 	causes   []error
 	rounds   []Assignment
 	lastSeen Assignment
+	// eagerRevokes counts OnRevoked calls made before a JoinGroup under
+	// eager (everything the worker ran).
+	eagerRevokes int
 }
 
 func (h *herder) ConfigSnapshot() ConfigSnapshot { return *h.configs.Load() }
@@ -93,6 +96,9 @@ func (h *herder) OnRevoked(_ context.Context, a Assignment) {
 	defer h.mu.Unlock()
 	if !setOf(a.Revoked).minus(h.running).empty() {
 		h.l.t.Errorf("%s told to revoke %v, runs %v", h.name, a.Revoked, h.running.work())
+	}
+	if a.Protocol == Eager && a.Owned.Empty() && a.Revoked.String() == h.running.work().String() {
+		h.eagerRevokes++
 	}
 	h.running.removeSet(setOf(a.Revoked))
 	h.revoked.addSet(setOf(a.Revoked))
@@ -168,7 +174,10 @@ type worker struct {
 	done   chan error
 }
 
-func (e *testGroupEnv) start(name string) *worker {
+func (e *testGroupEnv) start(name string) *worker { return e.startWith(name, Sessioned) }
+
+// startWith starts a worker configured with connect.protocol p.
+func (e *testGroupEnv) startWith(name string, p Protocol) *worker {
 	t := e.t
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ClientID(name))
 	if err != nil {
@@ -177,7 +186,7 @@ func (e *testGroupEnv) start(name string) *worker {
 	t.Cleanup(cl.Close)
 	h := &herder{name: name, l: e.l, configs: &e.configs, running: newWorkSet(), added: newWorkSet(), revoked: newWorkSet()}
 	m, err := New(Config{
-		Client: cl, GroupID: testGroup, URL: "http://" + name + ":8083", Protocol: Sessioned,
+		Client: cl, GroupID: testGroup, URL: "http://" + name + ":8083", Protocol: p,
 		SessionTimeout: testSession, HeartbeatInterval: testHeartbeat, RebalanceTimeout: testRebalance,
 		MaxDelay: e.maxDelay, Handler: h,
 	})
@@ -752,12 +761,16 @@ func TestLeaveWithoutRun(t *testing.T) {
 	}
 }
 
-func TestNewRejectsEager(t *testing.T) {
-	_, err := New(Config{Client: &kgo.Client{}, GroupID: "g", Handler: &herder{}, Protocol: Eager})
-	if err == nil {
-		t.Fatal("eager accepted")
+func TestNewChecksConfig(t *testing.T) {
+	for _, p := range []Protocol{Eager, Compatible, Sessioned, ""} {
+		if _, err := New(Config{Client: &kgo.Client{}, GroupID: "g", Handler: &herder{}, Protocol: p}); err != nil {
+			t.Errorf("connect.protocol %q: %v", p, err)
+		}
 	}
-	_, err = New(Config{Client: &kgo.Client{}, GroupID: "g", Handler: &herder{}, SessionTimeout: time.Second, HeartbeatInterval: 2 * time.Second})
+	if _, err := New(Config{Client: &kgo.Client{}, GroupID: "g", Handler: &herder{}, Protocol: "default"}); err == nil {
+		t.Error(`connect.protocol "default" accepted (the wire name, not a config value)`)
+	}
+	_, err := New(Config{Client: &kgo.Client{}, GroupID: "g", Handler: &herder{}, SessionTimeout: time.Second, HeartbeatInterval: 2 * time.Second})
 	if err == nil {
 		t.Fatal("heartbeat above session timeout accepted")
 	}

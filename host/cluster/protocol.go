@@ -7,10 +7,12 @@ import (
 	"math"
 )
 
-// Protocol is a Kafka Connect group sub-protocol (connect.protocol). Both
-// supported ones are incremental cooperative (KIP-415); sessioned adds the
-// session key for signed internal requests (KIP-507), which is the herder's
-// business, not the group's.
+// Protocol is a Kafka Connect group sub-protocol, named as connect.protocol
+// names it. Compatible and sessioned are incremental cooperative (KIP-415);
+// sessioned adds the session key for signed internal requests (KIP-507),
+// which is the herder's business, not the group's. Eager is the original
+// stop-the-world protocol: every rebalance stops all work first and the
+// leader deals everything out again.
 type Protocol string
 
 const (
@@ -18,8 +20,7 @@ const (
 	Sessioned Protocol = "sessioned"
 	// Compatible is protocol version 1.
 	Compatible Protocol = "compatible"
-	// Eager ("default" on the wire, version 0, stop-the-world) is not
-	// supported: New refuses it.
+	// Eager is protocol version 0, named "default" in JoinGroup.
 	Eager Protocol = "eager"
 )
 
@@ -35,6 +36,42 @@ func (p Protocol) Version() int16 {
 	return 0
 }
 
+// Name is the protocol's name in JoinGroup and SyncGroup: the config name,
+// except for eager, which Kafka Connect calls "default" on the wire.
+func (p Protocol) Name() string {
+	if p == Eager {
+		return "default"
+	}
+	return string(p)
+}
+
+// protocolNamed is the protocol a JoinGroup answer names.
+func protocolNamed(name string) (Protocol, bool) {
+	switch name {
+	case "sessioned":
+		return Sessioned, true
+	case "compatible":
+		return Compatible, true
+	case "default":
+		return Eager, true
+	}
+	return "", false
+}
+
+// offered is what a worker configured with p offers in JoinGroup, most
+// preferred first, as Kafka Connect offers them: each protocol with every
+// older one after it, so that the coordinator can settle a mixed group on
+// the newest protocol all members speak.
+func (p Protocol) offered() []Protocol {
+	switch p {
+	case Sessioned:
+		return []Protocol{Sessioned, Compatible, Eager}
+	case Compatible:
+		return []Protocol{Compatible, Eager}
+	}
+	return []Protocol{Eager}
+}
+
 // ProtocolType is the group protocol type every Kafka Connect worker joins
 // with.
 const ProtocolType = "connect"
@@ -46,10 +83,11 @@ const (
 	ConfigMismatch int16 = 1
 )
 
-// Metadata is a worker's JoinGroup metadata for the cooperative protocols:
-// its REST URL, the config topic offset it has read up to, and what it runs
-// now (Kafka Connect's ExtendedWorkerState). Current nil is written as null
-// bytes: a worker that has never been assigned anything.
+// Metadata is a worker's JoinGroup metadata: its REST URL and the config
+// topic offset it has read up to (version 0, Kafka Connect's WorkerState),
+// and from version 1 on what it runs now (ExtendedWorkerState). Current nil
+// is written as null bytes: a worker that runs nothing. Version 0 has no
+// such field; Current is not written.
 type Metadata struct {
 	Version      int16
 	URL          string
@@ -59,7 +97,9 @@ type Metadata struct {
 
 // WireAssignment is Kafka Connect's assignment as SyncGroup carries it (and
 // as Metadata embeds a worker's current one): who leads, at which config
-// offset, what to start, what to stop, and after how long to rejoin.
+// offset, what to start, what to stop, and after how long to rejoin. In
+// version 0 (eager) Assigned is everything the worker is to run, and there
+// is no Revoked nor DelayMs on the wire.
 type WireAssignment struct {
 	Version      int16
 	Error        int16
@@ -78,6 +118,9 @@ type WireAssignment struct {
 //	metadata   = version:INT16 url:STRING config_offset:INT64 [allocation:NULLABLE_BYTES]   (allocation: v1+)
 //	assignment = version:INT16 error:INT16 leader:STRING leader_url:STRING config_offset:INT64
 //	             assignment:ARRAY(entry) [revoked:ARRAY(entry) delay:INT32]                (v1+)
+//
+// Version 0 (eager) is the prefix: metadata ends after config_offset, an
+// assignment after its assignment array.
 //	entry      = connector:STRING tasks:ARRAY(INT32)       (task -1 = the connector itself)
 
 // AppendMetadata appends m's encoding to dst.
