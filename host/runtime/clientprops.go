@@ -276,7 +276,35 @@ func ConsumerOptions(props map[string]string) (ClientSettings, error) {
 	return s, p.err("consumer")
 }
 
-// commonClientProp maps the properties producers and consumers share.
+// AdminOptions maps Kafka admin client properties (names without prefix) to
+// franz-go options: those of the admin client a source task creates its
+// topics with (topic.creation.*), built as Kafka Connect builds that
+// task's TopicAdmin from the worker's admin.* and the connector's
+// admin.override.* settings (ClientProperties with kind "admin").
+// request.timeout.ms bounds each request's wait for its answer, beyond the
+// request's own timeout field where it has one (CreateTopics).
+func AdminOptions(props map[string]string) (ClientSettings, error) {
+	var s ClientSettings
+	p := &propParser{props: props}
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		v := strings.TrimSpace(props[name])
+		switch name {
+		case "client.id":
+			s.Opts = append(s.Opts, kgo.ClientID(v))
+		case "request.timeout.ms":
+			if d, ok := p.ms(name, 1); ok {
+				s.Opts = append(s.Opts, kgo.RequestTimeoutOverhead(d))
+			}
+		default:
+			if !commonClientProp(&s, p, name, v) {
+				s.Ignored = append(s.Ignored, name)
+			}
+		}
+	}
+	return s, p.err("admin")
+}
+
+// commonClientProp maps the properties all clients share.
 func commonClientProp(s *ClientSettings, p *propParser, name, v string) bool {
 	switch name {
 	case "metadata.max.age.ms":

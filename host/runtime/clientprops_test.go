@@ -153,3 +153,31 @@ func TestConsumerOptions(t *testing.T) {
 		t.Error("auto.offset.reset=smallest accepted")
 	}
 }
+
+// The admin client of a source task's topic creation takes the worker's
+// admin.* settings overlaid with the connector's admin.override.* ones,
+// and nothing of the producer's.
+func TestAdminOptions(t *testing.T) {
+	worker := map[string]string{"admin.client.id": "worker-admin", "admin.request.timeout.ms": "7000",
+		"admin.metadata.max.age.ms": "9000", "producer.client.id": "p", "producer.request.timeout.ms": "1"}
+	conn := map[string]string{"admin.override.client.id": "conn-admin", "admin.override.sasl.kerberos.service.name": "k",
+		"producer.override.client.id": "po"}
+	s, err := AdminOptions(ClientProperties(worker, conn, "admin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOpts(t, newTestClient(t, s.Opts), []optWant{
+		{"client id", kgo.ClientID, "conn-admin"},
+		{"request timeout", kgo.RequestTimeoutOverhead, 7 * time.Second},
+		{"metadata max age", kgo.MetadataMaxAge, 9 * time.Second},
+	})
+	if !slices.Equal(s.Ignored, []string{"sasl.kerberos.service.name"}) {
+		t.Errorf("ignored = %v, want [sasl.kerberos.service.name]", s.Ignored)
+	}
+	_, err = AdminOptions(map[string]string{"request.timeout.ms": "0", "retry.backoff.ms": "x"})
+	for _, want := range []string{"admin properties", `request.timeout.ms="0"`, `retry.backoff.ms="x"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("AdminOptions(bad) = %v; want it to say %q", err, want)
+		}
+	}
+}

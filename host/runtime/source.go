@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/host/storage"
@@ -56,9 +55,10 @@ type sourceTask struct {
 	// before the Poll's timeout (loop goroutine only): see pollOnce.
 	quickEmpty int
 	// admin, with TopicCreation, makes sure the topics exist
-	// (ensureTopic): created holds those that do, lastTopic the last one
-	// a record was sent to. Loop goroutine only.
-	admin     *kadm.Client
+	// (ensureTopic; nil until the first topic is checked): created holds
+	// those that do, lastTopic the last one a record was sent to. Loop
+	// goroutine only.
+	admin     *kgo.Client
 	created   map[string]struct{}
 	lastTopic string
 	// started is set once the plugin's Start succeeded: only then does a
@@ -162,7 +162,6 @@ func (t *sourceTask) run(ctx context.Context) error {
 	}
 	t.client = client
 	if t.cfg.TopicCreation != nil {
-		t.admin = kadm.NewClient(client)
 		t.created = map[string]struct{}{}
 	}
 	hctx, hcancel := context.WithCancel(ctx)
@@ -170,6 +169,7 @@ func (t *sourceTask) run(ctx context.Context) error {
 	defer func() {
 		t.closing.Store(true)
 		client.Close()
+		t.closeAdmin()
 		hcancel()
 		t.handlers.Wait()
 	}()
@@ -615,7 +615,7 @@ func (t *sourceTask) send(ctx context.Context, kr *kgo.Record, m *produced) erro
 		t.tracker.ack(m.h, nil)
 		return nil
 	}
-	if t.admin != nil && kr.Topic != t.lastTopic {
+	if t.cfg.TopicCreation != nil && kr.Topic != t.lastTopic {
 		if err := t.ensureTopic(ctx, kr.Topic); err != nil {
 			return err
 		}

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -44,6 +46,14 @@ type TopicCreation struct {
 	Groups []TopicGroup
 	// Default takes every topic no group of Groups takes.
 	Default TopicGroup
+	// AdminOpts are the client options of the admin client the task looks
+	// its topics up and creates them with: seeds, security and the
+	// connector's admin.* / admin.override.* settings (AdminOptions). They
+	// come after the runner's client id, connector-adminclient-<task>, so
+	// they win. The producer's options do not apply: Kafka Connect creates
+	// a source task's topics with a TopicAdmin of its own, built from the
+	// admin settings. ParseTopicCreation leaves them to the caller.
+	AdminOpts []kgo.Opt
 }
 
 // TopicGroup is one topic creation group.
@@ -264,6 +274,32 @@ func configList(v string) []string {
 	return items
 }
 
+// adminClient returns the task's admin client for topic creation, made
+// from TopicCreation.AdminOpts when the task first checks a topic: a task
+// that never writes a record opens no admin connection. The run closes it
+// (closeAdmin) when it ends. Task goroutine only.
+func (t *sourceTask) adminClient() (*kgo.Client, error) {
+	if t.admin != nil {
+		return t.admin, nil
+	}
+	opts := append([]kgo.Opt{kgo.ClientID("connector-adminclient-" + t.cfg.ID.String())}, t.cfg.TopicCreation.AdminOpts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("source task %s: create topic creation admin client: %w", t.cfg.ID, err)
+	}
+	t.admin = cl
+	return cl, nil
+}
+
+// closeAdmin closes the admin client, if the task made one; run calls it
+// once the loop and the drain are over.
+func (t *sourceTask) closeAdmin() {
+	if t.admin != nil {
+		t.admin.Close()
+		t.admin = nil
+	}
+}
+
 // ensureTopic makes sure topic exists before the task first writes to it,
 // creating it with the settings of its topic creation group, as Kafka
 // Connect does before a source task's first send to a topic. Topics once
@@ -277,8 +313,12 @@ func (t *sourceTask) ensureTopic(ctx context.Context, topic string) error {
 		t.lastTopic = topic
 		return nil
 	}
+	admin, err := t.adminClient()
+	if err != nil {
+		return err
+	}
 	for {
-		err := t.createTopic(ctx, topic)
+		err := t.createTopic(ctx, admin, topic)
 		if err == nil {
 			t.created[topic] = struct{}{}
 			t.lastTopic = topic
@@ -297,24 +337,25 @@ func (t *sourceTask) ensureTopic(ctx context.Context, topic string) error {
 	}
 }
 
-// createTopic looks topic up and creates it when it does not exist. A
-// failure of the task interrupts it; Stop lets it finish (within the drain
-// deadline), as it lets a Poll.
-func (t *sourceTask) createTopic(ctx context.Context, topic string) error {
+// createTopic looks topic up with admin and creates it when it does not
+// exist. A failure of the task interrupts it; Stop lets it finish (within
+// the drain deadline), as it lets a Poll.
+func (t *sourceTask) createTopic(ctx context.Context, admin *kgo.Client, topic string) error {
 	ictx, done := t.interruptible(ctx, false, 0)
 	defer done()
 	cctx, cancel := context.WithTimeout(ictx, t.cfg.CallTimeout)
 	defer cancel()
 	// A metadata request of our own, which asks the broker not to create
-	// the topic: the producer client's lookups (kadm's ListTopics included)
-	// ask it to, as Kafka's producer does, and the broker would create the
-	// topic with its own defaults before the connector's settings could.
+	// the topic, as Kafka's admin client does, whatever the admin options
+	// say: kgo's cached lookups (kadm's ListTopics) ask for the client's
+	// AllowAutoTopicCreation, and a broker asked to would create the topic
+	// with its own defaults before the connector's settings could.
 	req := kmsg.NewPtrMetadataRequest()
 	req.AllowAutoTopicCreation = false
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(cctx, t.client)
+	resp, err := req.RequestWith(cctx, admin)
 	if err != nil {
 		return fmt.Errorf("look up topic %s: %w", topic, err)
 	}
@@ -338,7 +379,7 @@ func (t *sourceTask) createTopic(ctx context.Context, topic string) error {
 			configs[k] = &v
 		}
 	}
-	created, err := t.admin.CreateTopic(cctx, g.Partitions, g.ReplicationFactor, configs, topic)
+	created, err := kadm.NewClient(admin).CreateTopic(cctx, g.Partitions, g.ReplicationFactor, configs, topic)
 	if err == nil {
 		err = created.Err
 	}

@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,8 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
+	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
 func TestParseTopicCreation(t *testing.T) {
@@ -113,6 +117,7 @@ func topicCreationTask(t *testing.T, props map[string]string, topicOf func(seq u
 	l := newRecListener()
 	cfg := sourceConfig(c, f, newMemOffsets(ev), l)
 	cfg.ProducerOpts = append(cfg.ProducerOpts, kgo.AllowAutoTopicCreation())
+	tc.AdminOpts = []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
 	cfg.TopicCreation = tc
 	task, err := NewSourceTask(cfg)
 	if err != nil {
@@ -256,4 +261,151 @@ func refuseCreates(c *kfake.Cluster, code int16, n *atomic.Int32, times int32) {
 		}
 		return resp, nil, true
 	})
+}
+
+// clientRecorder, as the hooks of a client, records the clients made with
+// them (by client id), how many were closed and the keys of the requests
+// they wrote.
+type clientRecorder struct {
+	mu     sync.Mutex
+	ids    []string
+	closed int
+	keys   map[int16]int
+}
+
+func (r *clientRecorder) OnNewClient(cl *kgo.Client) {
+	id, _ := cl.OptValue(kgo.ClientID).(string)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ids = append(r.ids, id)
+}
+
+func (r *clientRecorder) OnClientClosed(*kgo.Client) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed++
+}
+
+func (r *clientRecorder) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.keys == nil {
+		r.keys = map[int16]int{}
+	}
+	r.keys[key]++
+}
+
+func (r *clientRecorder) snapshot() (ids []string, closed int, keys map[int16]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ids), r.closed, maps.Clone(r.keys)
+}
+
+// A source task looks its topics up and creates them with an admin client
+// of its own, made from TopicCreation.AdminOpts (after the default client
+// id connector-adminclient-<task>) once the first record is on its way,
+// and closed with the task: the producer, with its own client id and
+// options, sends neither the lookup nor the CreateTopics.
+func TestSourceTopicCreationUsesItsAdminClient(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []kgo.Opt
+		wantID string
+	}{
+		{"default client id", nil, "connector-adminclient-src-0"},
+		{"admin settings", []kgo.Opt{kgo.ClientID("my-admin")}, "my-admin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, 1, nil, kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
+			// The admin client speaks older versions than the producer, so
+			// that the broker can tell whose the lookups of "new" (those
+			// asking it not to create the topic) are; the task's must come
+			// before its CreateTopics.
+			old := kversion.V2_4_0()
+			oldMetadata, _ := old.LookupMaxKeyVersion(int16(kmsg.Metadata))
+			var lookups, otherLookups, creates atomic.Int32
+			c.ControlKey(int16(kmsg.Metadata), func(req kmsg.Request) (kmsg.Response, error, bool) {
+				c.KeepControl()
+				r := req.(*kmsg.MetadataRequest)
+				if !r.AllowAutoTopicCreation && len(r.Topics) == 1 && r.Topics[0].Topic != nil && *r.Topics[0].Topic == "new" {
+					if r.GetVersion() <= oldMetadata && creates.Load() == 0 {
+						lookups.Add(1)
+					} else {
+						otherLookups.Add(1)
+					}
+				}
+				return nil, nil, false
+			})
+			refuseCreates(c, 0, &creates, 0)
+			ev := &events{}
+			f := newFakeSource(ev)
+			f.limit = 10
+			release := make(chan struct{})
+			var polls atomic.Int32
+			f.pollHook = func(*pluginv1.PollRequest) {
+				if polls.Add(1) == 1 {
+					<-release
+				}
+			}
+			f.gen = func(seq uint64) *data.SourceRecord {
+				r := defaultSourceRecord(seq)
+				r.Topic, r.Partition = "new", data.NoPartition
+				return r
+			}
+			admin, producer := &clientRecorder{}, &clientRecorder{}
+			cfg := sourceConfig(c, f, newMemOffsets(ev), newRecListener())
+			cfg.ProducerOpts = append(cfg.ProducerOpts, kgo.ClientID("my-producer"), kgo.AllowAutoTopicCreation(), kgo.WithHooks(producer))
+			creation, err := ParseTopicCreation(map[string]string{"topic.creation.default.replication.factor": "1", "topic.creation.default.partitions": "4"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			creation.AdminOpts = append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.WithHooks(admin), kgo.MaxVersions(old)}, tc.opts...)
+			cfg.TopicCreation = creation
+			task, err := NewSourceTask(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait := runTask(t, task)
+			eventually(t, "first Poll", func() bool { return polls.Load() == 1 })
+			if ids, _, _ := admin.snapshot(); len(ids) != 0 {
+				t.Fatalf("admin clients %v made before any record", ids)
+			}
+			close(release)
+			st := task.(*sourceTask)
+			eventually(t, "all records acknowledged", func() bool { return st.tracker.acked() == 10 })
+			task.Stop()
+			if err := wait(); err != nil {
+				t.Fatal(err)
+			}
+
+			ids, closed, keys := admin.snapshot()
+			if len(ids) != 1 || ids[0] != tc.wantID || closed != 1 {
+				t.Errorf("admin clients %v, %d closed; want one, %s, closed", ids, closed, tc.wantID)
+			}
+			if keys[int16(kmsg.CreateTopics)] != 1 || keys[int16(kmsg.Metadata)] == 0 {
+				t.Errorf("admin client wrote %v; want 1 CreateTopics and Metadata", keys)
+			}
+			if n, other := lookups.Load(), otherLookups.Load(); n != 1 || other != 0 {
+				t.Errorf("%d lookups of new by the admin client before its creation and %d others, want 1 and none", n, other)
+			}
+			pids, pclosed, pkeys := producer.snapshot()
+			if len(pids) != 1 || pids[0] != "my-producer" || pclosed != 1 {
+				t.Errorf("producer clients %v, %d closed", pids, pclosed)
+			}
+			if pkeys[int16(kmsg.CreateTopics)] != 0 || pkeys[int16(kmsg.Produce)] == 0 {
+				t.Errorf("producer wrote %v; want Produce and no CreateTopics", pkeys)
+			}
+			// The producer's own metadata requests ask for auto-creation
+			// (kgo.AllowAutoTopicCreation): were the task's lookup its, the
+			// broker would have made "new" with its default 1 partition.
+			cl := newTestClient(t, []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)})
+			details, err := kadm.NewClient(cl).ListTopics(context.Background(), "new")
+			if err != nil || len(details["new"].Partitions) != 4 {
+				t.Errorf("topic new: %v, %v; want 4 partitions", details["new"], err)
+			}
+		})
+	}
 }

@@ -343,6 +343,22 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 				return nil, fmt.Errorf("task %s: %w", spec.ID, err)
 			}
 		}
+		if topicCreation != nil {
+			// As Kafka Connect's TopicAdmin for the task: the worker's
+			// admin.* settings under the connector's admin.override.* ones
+			// (which the override policy checked with the config), none of
+			// the producer's. The runtime makes the client when the task
+			// first checks a topic and adds the default client id,
+			// connector-adminclient-<connector>-<task>.
+			as, err := runtime.AdminOptions(runtime.ClientProperties(in.cfg.Props, spec.ConnectorConfig, "admin"))
+			if err != nil {
+				return nil, fmt.Errorf("task %s: %w", spec.ID, err)
+			}
+			if len(as.Ignored) > 0 {
+				log.Warn("admin properties not used", "properties", as.Ignored)
+			}
+			topicCreation.AdminOpts = append(slices.Clone(base), as.Opts...)
+		}
 		// Kafka's producer asks the broker to create missing topics
 		// (allow.auto.create.topics=true); franz-go does so only when told.
 		opts := append(base, kgo.ClientID("connector-producer-"+id.String()), kgo.AllowAutoTopicCreation())
