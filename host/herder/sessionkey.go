@@ -29,13 +29,25 @@ const (
 // only under the sessioned protocol, as in Kafka Connect.
 func (d *Distributed) signing() bool { return *d.protocol.Load() == cluster.Sessioned }
 
-// setProtocol records the protocol of a completed round.
+// setProtocol records the protocol of a completed round. A group leaves
+// sessioned when a worker configured with an older connect.protocol joins
+// (the coordinator settles on what every member speaks): from then on
+// internal requests are neither signed nor checked, as in Kafka Connect,
+// which is worth a warning.
 func (d *Distributed) setProtocol(p cluster.Protocol) {
 	if p == "" {
 		return
 	}
-	if old := d.protocol.Swap(&p); *old != p {
-		d.log.Info("group protocol changed; internal requests are signed only under sessioned", "protocol", p, "was", *old)
+	old := d.protocol.Swap(&p)
+	switch {
+	case *old == p:
+	case *old == cluster.Sessioned:
+		d.log.Warn("the group downgraded from the sessioned protocol: internal requests are no longer signed nor checked (KIP-507); "+
+			"a worker with an older connect.protocol has likely joined", "protocol", p, "was", *old)
+	case p == cluster.Sessioned:
+		d.log.Info("the group runs the sessioned protocol again: internal requests are signed and checked", "was", *old)
+	default:
+		d.log.Info("group protocol changed", "protocol", p, "was", *old)
 	}
 }
 
