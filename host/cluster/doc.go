@@ -42,7 +42,8 @@
 // Run loops over four states on one goroutine; Handler callbacks run on it.
 //
 //	joining   After an eager round: OnRevoked with everything owned
-//	          (heartbeats run meanwhile). Then JoinGroup.
+//	          (heartbeats run meanwhile). Then JoinGroup; if it names
+//	          "default", OnRevoked with anything still owned.
 //	          MEMBER_ID_REQUIRED: join again with the id given.
 //	          UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION / FENCED_INSTANCE_ID:
 //	          the membership is gone (OnLost), join as a new member.
@@ -130,14 +131,15 @@
 // member is told all it is to run. "Before every JoinGroup" follows the
 // protocol of the last completed round, as Kafka Connect's does: a
 // sessioned worker that ran an eager round stops everything before its next
-// join too, and one whose last round was cooperative keeps its work into
-// the eager round, then stops what that round does not give it back. In
-// that round others may start its former work before it has stopped it (a
-// window Kafka Connect has as well): the downgrade is meant for rolling
-// upgrades, not as a steady state.
-//
-// Everything is sorted (members by id, work by name), so the same rounds
-// give the same plans.
+// join too. One whose last round was cooperative keeps its work into the
+// join; Sluice has it stop everything as soon as the JoinGroup answer names
+// "default", before its SyncGroup (Kafka Connect does not: it keeps that
+// work running into the eager round). The leader's SyncGroup is what
+// releases every member's assignment, so a leader in that position has
+// stopped before anyone starts; a follower stops as early as it can, but
+// may overlap for that long with whoever is given its work, since version 0
+// metadata does not say what a member runs. The downgrade is for rolling
+// changes of connect.protocol, not a steady state.
 //
 // # What the distributed herder does with it
 //

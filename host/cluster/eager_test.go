@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/host/config"
 )
 
 // Hand-written from the anchor doc's v0 layouts (§3.3): metadata is
@@ -362,5 +364,55 @@ func TestMixedGroupDowngradesToEager(t *testing.T) {
 	}
 	if sess.h.runs().Len() != 10 {
 		t.Fatalf("alone it runs %v", sess.h.runs())
+	}
+}
+
+func TestFromWorkerEager(t *testing.T) {
+	w, err := config.ParseWorker(map[string]string{
+		"key.converter": "K", "value.converter": "V", "group.id": "g",
+		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s",
+		"connect.protocol": "Eager",
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := FromWorker(w)
+	if c.Protocol != Eager {
+		t.Fatalf("connect.protocol=Eager read as %q", c.Protocol)
+	}
+	c.Client, c.Handler = &kgo.Client{}, &herder{}
+	m, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if offer := m.protocols(&session{}, 0); len(offer) != 1 || offer[0].Name != "default" {
+		t.Fatalf("offer %+v", offer)
+	}
+}
+
+// An eager worker joining a sessioned one that leads and runs everything:
+// the group picks "default", and the sessioned worker, whose last round was
+// cooperative and so kept its work into the join, stops it all once the
+// JoinGroup answer names the eager protocol, before its SyncGroup. As the
+// leader's SyncGroup is what releases everyone's assignment, nothing runs
+// twice (the ledger fails the test otherwise).
+func TestCooperativeLeaderEntersEagerRound(t *testing.T) {
+	e := newEnv(t, time.Second, eightTasks)
+	sess := e.startWith("w1", Sessioned)
+	e.waitSettled(10*time.Second, sess)
+	if sess.h.eagerRevocations() != 0 {
+		t.Fatal("eager revocation under sessioned")
+	}
+	eager := e.startWith("w2", Eager)
+	e.waitSettled(10*time.Second, sess, eager)
+	if p := describeGroup(t, e).Protocol; p != "default" {
+		t.Fatalf("group runs %q", p)
+	}
+	if !sess.m.Status().IsLeader {
+		t.Fatal("w1 lost the leadership")
+	}
+	expectEager(t, e, sess, eager)
+	if n, rev := sess.h.eagerRevocations(), snapshotRevoked(sess)["w1"]; n == 0 || rev.Len() != 10 {
+		t.Fatalf("w1 revoked %v in %d eager revocations", rev, n)
 	}
 }

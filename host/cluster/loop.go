@@ -94,13 +94,18 @@ func (m *Member) rebalance(ctx context.Context, s *session, reason string) (j jo
 			ok, err = false, nil
 		}
 	}()
-	m.revokeEager(ctx, s)
+	m.revokeEager(ctx, s, s.protocol, "before rejoining")
 	if j, err = m.join(rctx, s, reason); err != nil {
 		if ctx.Err() == nil && rctx.Err() != nil {
 			return j, w, false, nil // the probe found the membership gone
 		}
 		return j, w, false, err
 	}
+	// A member whose last round was cooperative kept its work into a round
+	// that turns out eager. It stops it all before its SyncGroup: a leader
+	// doing so has stopped before anyone learns an assignment; a follower
+	// as early as it can, since the eager leader cannot see what it runs.
+	m.revokeEager(ctx, s, j.protocol, "the group chose the eager protocol")
 	if w, ok, err = m.sync(rctx, s, j); err != nil && ctx.Err() == nil && rctx.Err() != nil {
 		return j, w, false, nil
 	}
@@ -186,19 +191,20 @@ func (m *Member) protocols(s *session, configOffset int64) []kmsg.JoinGroupReque
 	return out
 }
 
-// revokeEager is Kafka Connect's preparation for a JoinGroup after an eager
-// round: the worker stops everything it runs before it joins, since the
-// leader will deal all work out again from scratch. A worker whose last
-// round failed (CONFIG_MISMATCH) started nothing of it and has nothing to
-// stop.
-func (m *Member) revokeEager(ctx context.Context, s *session) {
-	if s.protocol != Eager || s.owned.Empty() {
+// revokeEager stops everything the worker runs when p, the protocol of the
+// last round or of the round just joined, is eager: the leader will deal all
+// work out again from scratch (Kafka Connect's onJoinPrepare, which does so
+// before the JoinGroup of every round after an eager one). A worker whose
+// last round failed (CONFIG_MISMATCH) started nothing of it and has
+// nothing to stop.
+func (m *Member) revokeEager(ctx context.Context, s *session, p Protocol, why string) {
+	if p != Eager || s.owned.Empty() {
 		return
 	}
 	revoked := s.owned
 	s.owned, s.current = Work{}, nil
 	m.setStatus(func(st *Status) { st.Owned = Work{} })
-	m.log.Info("eager protocol: revoking all work before rejoining", "revoked", revoked.Len())
+	m.log.Info("eager protocol: revoking all work", "when", why, "revoked", revoked.Len())
 	m.cfg.Handler.OnRevoked(ctx, Assignment{
 		Generation: s.generation,
 		MemberID:   s.memberID,
