@@ -79,7 +79,10 @@
 // request is signed (KIP-507, signing.go and sessionkey.go): the leader
 // writes and rotates the session key, the sender signs the body bytes, the
 // receiver checks the signature before anything else, and a follower
-// forwards a signed request unchanged. While a config change waits for its
+// forwards a signed request unchanged. What counts is the protocol the
+// group ran in the last round, not connect.protocol: under compatible and
+// eager (a sessioned worker in a group with an older one runs the older
+// protocol) nothing is signed or checked. While a config change waits for its
 // rebalance, configuration reads and restarts answer 409 (stale
 // configuration); with no known leader, forwarded writes answer 409 (no
 // known leader URL).
@@ -91,7 +94,8 @@
 // committed ones or the connector config changed since; owned tasks run
 // with their committed configs and restart when their connector's task
 // configs are committed again. Revoked work stops (tasks drain) before
-// OnRevoked returns; OnLost cancels every task runner at once and writes
+// OnRevoked returns (under the eager protocol the group revokes everything
+// before each join, and the next assignment starts it all again); OnLost cancels every task runner at once and writes
 // nothing. Statuses carry the group generation and are written in order
 // by one goroutine, so plugin callbacks never wait for Kafka.
 package herder
