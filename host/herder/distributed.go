@@ -64,6 +64,9 @@ type Distributed struct {
 	log    hclog.Logger
 	config *storage.ConfigStore
 	status *storage.StatusStore
+	// reloads schedules the restarts of connectors this worker runs whose
+	// config-provider values expire (reload.go).
+	reloads *reloads
 	// member is set by Start; before, the worker is in no group.
 	member atomic.Pointer[cluster.Member]
 	fwd    forwarder
@@ -162,6 +165,7 @@ func NewDistributed(opts DistributedOptions) (*Distributed, error) {
 	opts.StatusLog.Logger = orLogger(opts.StatusLog.Logger, d.log)
 	d.config = storage.NewConfigStore(opts.ConfigLog, configListener{d})
 	d.status = storage.NewStatusStore(opts.StatusLog)
+	d.reloads = d.newReloads()
 	d.url.Store(&opts.URL)
 	return d, nil
 }
@@ -275,6 +279,9 @@ func (d *Distributed) runMember() {
 // shutdown timeout), reports it UNASSIGNED, leaves the group so the others
 // take it over at once, and stops the stores.
 func (d *Distributed) Close(ctx context.Context) error {
+	// First, before d.mu: no reload restart may join d.wg once Close waits
+	// for it.
+	d.reloads.close()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()

@@ -635,7 +635,10 @@ func (d *Distributed) startConn(ctx context.Context, name string, cfg map[string
 		return dc
 	}
 	dc.class = cls
-	rcfg, err := d.opts.Resolver.Resolve(ctx, cfg)
+	// The owner of the connector instance, and only it, schedules the
+	// reload restart when values expire: the workers running its tasks
+	// resolve without the reporter (Kafka's would fail with NotLeader).
+	rcfg, err := d.opts.Resolver.Resolve(d.reloads.attach(ctx), cfg)
 	var inst ConnectorInstance
 	if err == nil {
 		end := d.base.stages.begin("starting the connector " + name)
@@ -689,11 +692,21 @@ func (d *Distributed) failConn(name string, gen uint64, trace string) {
 	dc.state = storage.StateFailed
 	d.putConnStatus(name, storage.StateFailed, trace, true)
 	d.log.Error("connector failed", "connector", name, "error", trace)
-	d.stopConn(dc)
+	d.haltConn(dc)
 }
 
-// stopConn stops a connector instance, if it runs.
+// stopConn stops a connector instance, if it runs. Its pending reload
+// restart goes with it: deleted, revoked, reconfigured or STOPPED, the
+// next start (here or on its new owner) reads the values again.
 func (d *Distributed) stopConn(dc *dconn) {
+	d.reloads.cancel(dc.name)
+	d.haltConn(dc)
+}
+
+// haltConn is stopConn keeping the pending reload restart: a connector
+// that failed is restarted when its values expire, as in Kafka Connect,
+// which may well be what it failed for (an expired credential).
+func (d *Distributed) haltConn(dc *dconn) {
 	inst, stop := dc.inst, dc.stop
 	dc.inst, dc.stop = nil, nil
 	if inst == nil {
@@ -713,7 +726,7 @@ func (d *Distributed) stopConn(dc *dconn) {
 // they differ from the committed ones or the connector config changed since
 // the last commit, has the leader write them.
 func (d *Distributed) publishTaskConfigs(ctx context.Context, dc *dconn, snap *storage.ConfigSnapshot) error {
-	maxTasks, enforce := tasksMax(resolvedOrRaw(ctx, d.opts.Resolver, dc.cfg))
+	maxTasks, enforce := tasksMax(resolvedOrRaw(d.reloads.attach(ctx), d.opts.Resolver, dc.cfg))
 	end := d.base.stages.begin("generating task configurations for the connector " + dc.name)
 	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	raw, err := dc.inst.TaskConfigs(tctx, maxTasks)

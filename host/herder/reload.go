@@ -197,21 +197,10 @@ func (h *Standalone) reloadConfig(name string) (map[string]string, bool) {
 // writes when a connector's values expire.
 const reloadRequestTimeout = 30 * time.Second
 
-// newReloads builds the reloads of a distributed herder. Not wired yet;
-// to wire it (distributed.go and distributed_work.go):
-//
-//   - a field reloads *reloads in Distributed, set in NewDistributed to
-//     d.newReloads() (after d.log and d.config are set);
-//   - resolve the connector instance's config under d.reloads.attach(ctx)
-//     where the owner starts it (the Resolve in distributed_work.go's
-//     connector start, and the resolvedOrRaw for tasks.max next to its
-//     TaskConfigs call), and nowhere else: the workers running its tasks
-//     must not each schedule a restart of the whole connector (in Kafka
-//     theirs fail with NotAssigned/NotLeader and are only logged);
-//   - d.reloads.cancel(name) where this worker stops the connector
-//     instance (deletion, revocation, new config, STOPPED);
-//   - d.reloads.close() first thing in Close, before d.mu is taken, so no
-//     restart goroutine is added to d.wg once Close waits for it.
+// newReloads builds the reloads of a distributed herder: the worker that
+// runs a connector instance resolves its config under attach when it starts
+// it (and for tasks.max next to TaskConfigs), and cancels the pending restart
+// when it stops it; the workers running only its tasks never schedule one.
 func (d *Distributed) newReloads() *reloads {
 	return newReloads(d.log, func(name string) (map[string]string, bool) {
 		cfg := d.config.Snapshot().ConnectorConfig(name)

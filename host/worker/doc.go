@@ -30,13 +30,12 @@
 // config.providers are built from the worker properties
 // (host/configprovider) and handed to the herder, which resolves
 // ${provider:path:key} variables when connectors and tasks start and when
-// configs are validated. The standalone herder restarts a connector and
-// its tasks when values a provider gave a TTL expire, unless the connector
-// sets config.action.reload=none (the built-in providers give none); the
-// distributed herder does not yet.
+// configs are validated. Both herders restart a connector and its tasks
+// when values a provider gave a TTL expire, unless the connector sets
+// config.action.reload=none (the built-in providers give none).
 //
 // Not applied yet, accepted so existing files load: rest.extension.classes,
-// response.http.headers.config, topic creation.
+// response.http.headers.config.
 //
 // Shutdown order: the REST API stops taking requests; every task gets Stop
 // and all drain together for at most task.shutdown.graceful.timeout.ms

@@ -1,0 +1,70 @@
+package herder_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-io/sluice/host/configprovider"
+	"github.com/sluice-io/sluice/host/herder"
+)
+
+// On a distributed cluster, expiring config-provider values restart the
+// connector and all its tasks, wherever they run, with the new values; the
+// restart is scheduled once (by the connector's owner), and a connector
+// with config.action.reload=none is left alone.
+func TestDistributedReloadRestartsWithNewValues(t *testing.T) {
+	const ttl = 500 * time.Millisecond
+	e := newDEnv(t)
+	p := &leaseProvider{value: "pw-1", ttl: ttl}
+	e.resolver = (*configprovider.Resolver)(nil).With("vault", p)
+	in1, in2 := newFakeInstances(), newFakeInstances()
+	h1 := e.start("w1", in1, true)
+	e.start("w2", in2, true)
+
+	starts := func(id string, conn bool) int {
+		if conn {
+			return in1.count(in1.starts, id) + in2.count(in2.starts, id)
+		}
+		return in1.count(in1.taskStarts, id) + in2.count(in2.taskStarts, id)
+	}
+	// secretOf is what the latest start of a connector or task got.
+	secretOf := func(id string, conn bool) string {
+		for _, in := range []*fakeInstances{in1, in2} {
+			if conn {
+				if c := in.conn(id); c != nil && in.count(in.starts, id) > 0 {
+					return c.cfg["secret"]
+				}
+			} else if tk := in.task(id); tk != nil {
+				return tk.spec.ConnectorConfig["secret"]
+			}
+		}
+		return ""
+	}
+
+	if _, _, err := h1.PutConnectorConfig(ctxT(t), "src", srcConfig("secret", leaseVar), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h1.PutConnectorConfig(ctxT(t), "fixed", srcConfig("secret", leaseVar, "config.action.reload", "none", "tasks.max", "1"), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	p.set("pw-2", 0) // rotated; the new value does not expire
+	dStates(t, h1, "src", "RUNNING:RUNNING,RUNNING")
+	dStates(t, h1, "fixed", "RUNNING:RUNNING")
+	dWait(t, "the reload restart of src and its tasks", func() bool {
+		return starts("src", true) == 2 && starts("src-0", false) == 2 && starts("src-1", false) == 2
+	})
+	dStates(t, h1, "src", "RUNNING:RUNNING,RUNNING")
+	for _, id := range []string{"src-0", "src-1"} {
+		if got := secretOf(id, false); got != "pw-2" {
+			t.Errorf("%s restarted with %q, want pw-2", id, got)
+		}
+	}
+	// Nothing more: the new value has no TTL, and "fixed" never reloads.
+	time.Sleep(3 * ttl)
+	if n := starts("src", true); n != 2 {
+		t.Errorf("src started %d times, want 2", n)
+	}
+	if n, m := starts("fixed", true), starts("fixed-0", false); n != 1 || m != 1 {
+		t.Errorf("fixed (config.action.reload=none) started %d times, its task %d; want 1 and 1", n, m)
+	}
+}
