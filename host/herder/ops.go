@@ -147,6 +147,11 @@ func (h *Standalone) RestartConnector(ctx context.Context, name string, includeT
 		plan = h.statusLocked(c)
 		c.mu.Unlock()
 
+		if restartConn && includeTasks && !onlyFailed {
+			// All of it reads the values again: a pending config reload
+			// restart is covered (the starts schedule the next one).
+			h.reloads.cancel(name)
+		}
 		if restartConn {
 			h.stopConnector(c)
 		}

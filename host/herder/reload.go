@@ -26,11 +26,17 @@ func reloadRestarts(cfg map[string]string) bool {
 //
 // Resolutions made under the context attach returns report their
 // smallest TTL; a report for a connector of the herder whose
-// config.action.reload is restart replaces its pending restart by one
-// after the new TTL (each start of the connector or of one of its tasks
-// reads the values again, so the latest TTL is the one that holds).
-// Kafka keeps one pending restart per connector and path; one restart
-// reads every path again, so one per connector is enough.
+// config.action.reload is restart schedules its restart after that TTL,
+// unless one is pending that comes sooner. A later resolution does not
+// postpone a pending restart: it refreshes only what it was made for (one
+// task restarted, tasks.max read for new task configs), while the
+// connector instance and the other tasks keep the values they read, which
+// expire when first reported. What restarts everything (the reload
+// itself, a reconfiguration, a restart of the connector and all its
+// tasks) cancels the pending restart first, and its own starts schedule
+// the next one. Kafka keeps one pending restart per connector and path,
+// each replaced by the latest report; one restart reads every path again,
+// so one per connector is enough.
 type reloads struct {
 	log hclog.Logger
 	// config returns the current config of the connector named, or false
@@ -81,17 +87,23 @@ func (r *reloads) observe(cfg map[string]string, ttl time.Duration) {
 	r.schedule(name, ttl)
 }
 
-// schedule replaces the pending restart of name by one after ttl.
+// schedule has name restart after ttl, unless a restart is pending that
+// comes sooner.
 func (r *reloads) schedule(name string, ttl time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return
 	}
+	at := time.Now().Add(ttl)
 	if old := r.pending[name]; old != nil {
+		if !old.at.After(at) {
+			r.log.Debug("config reload restart already pending sooner", "connector", name, "ttl_ms", ttl.Milliseconds(), "in_ms", time.Until(old.at).Milliseconds())
+			return
+		}
 		old.timer.Stop()
 	}
-	p := &pendingReload{at: time.Now().Add(ttl)}
+	p := &pendingReload{at: at}
 	r.pending[name] = p
 	// Kafka's words, at INFO, on every schedule.
 	r.log.Info("Scheduling a restart of connector "+name+" in "+strconv.FormatInt(ttl.Milliseconds(), 10)+" ms", "connector", name, "ttl_ms", ttl.Milliseconds())
@@ -172,6 +184,10 @@ func (h *Standalone) reloadConnector(name string) {
 			}
 		}
 		c.mu.Unlock()
+		// Everything restarts: a restart reported meanwhile (a task
+		// restarted since the timer fired) is covered, and the starts
+		// below schedule the next one.
+		h.reloads.cancel(name)
 		h.log.Info("restarting the connector and its tasks: values from config providers expired", "connector", name, KeyConfigReloadAction, ReloadRestart, "tasks", len(nums))
 		h.stopConnector(c)
 		h.restartTasks(ctx, c, nums)

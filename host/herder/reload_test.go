@@ -225,3 +225,60 @@ func TestReloadActionValidated(t *testing.T) {
 		}
 	}
 }
+
+// A resolution made after the connector started (here, one task restarted)
+// does not postpone the pending reload: the connector instance and the
+// other task still hold the values read first, which expire on time.
+func TestReloadNotPostponedByLaterResolution(t *testing.T) {
+	const ttl = 600 * time.Millisecond
+	f, p, _ := leaseFixture(t, "pw-1", ttl)
+	ctx := ctxT(t)
+	start := time.Now()
+	if _, _, err := f.h.PutConnectorConfig(ctx, "src", srcConfig("secret", leaseVar), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+	// The lease now runs long; task 0 restarts and reads it.
+	p.set("pw-2", time.Minute)
+	if err := f.h.RestartTask(ctx, herder.TaskID{Connector: "src", Task: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) >= ttl {
+		t.Skip("too slow to restart the task before the TTL ran out")
+	}
+	waitFor(t, "the reload restart at the first TTL", func() bool { return f.in.count(f.in.starts, "src") == 2 })
+	if took := time.Since(start); took > ttl+2*time.Second {
+		t.Fatalf("reload restart after %s, want about %s", took, ttl)
+	}
+	waitFor(t, "task 1 restarted", func() bool { return f.in.count(f.in.taskStarts, "src-1") == 2 })
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+	if c, _, t1 := startedWith(t, f); c != "pw-2" || t1 != "pw-2" {
+		t.Fatalf("restarted with %q %q, want pw-2", c, t1)
+	}
+	// The next lease is a minute long: no second restart.
+	time.Sleep(2 * ttl)
+	if n := f.in.count(f.in.starts, "src"); n != 2 {
+		t.Fatalf("%d connector starts, want 2", n)
+	}
+}
+
+// A restart of the connector and all its tasks reads every value again:
+// the reload pending from before is dropped, not run on top of it.
+func TestReloadCoveredByFullRestart(t *testing.T) {
+	const ttl = 800 * time.Millisecond
+	f, p, _ := leaseFixture(t, "pw-1", ttl)
+	ctx := ctxT(t)
+	if _, _, err := f.h.PutConnectorConfig(ctx, "src", srcConfig("secret", leaseVar), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+	p.set("pw-2", time.Minute)
+	if _, err := f.h.RestartConnector(ctx, "src", true, false); err != nil {
+		t.Fatal(err)
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+	time.Sleep(ttl + 400*time.Millisecond)
+	if n, t0 := f.in.count(f.in.starts, "src"), f.in.count(f.in.taskStarts, "src-0"); n != 2 || t0 != 2 {
+		t.Fatalf("%d connector starts, %d of task 0; want 2 and 2 (create, manual restart)", n, t0)
+	}
+}
