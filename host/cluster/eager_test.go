@@ -416,3 +416,33 @@ func TestCooperativeLeaderEntersEagerRound(t *testing.T) {
 		t.Fatalf("w1 revoked %v in %d eager revocations", rev, n)
 	}
 }
+
+// A leader whose last round was cooperative stops its work between the
+// JoinGroup that names "default" and its SyncGroup. That can take longer
+// than the session timeout; its heartbeats meanwhile must be those of the
+// generation it just joined, or the coordinator (which only counts
+// heartbeats of the current generation) evicts it, and it gives itself up,
+// in the middle of the round.
+func TestSlowStopAfterEagerJoinKeepsTheMembership(t *testing.T) {
+	e := newEnv(t, time.Second, eightTasks)
+	sess := e.startWith("w1", Sessioned)
+	e.waitSettled(10*time.Second, sess)
+	id, gen := sess.m.Status().MemberID, sess.m.Status().Generation
+	// Longer than the session timeout, shorter than the rebalance timeout.
+	sess.h.revokeDelay.Store(int64(testSession + 500*time.Millisecond))
+	// w2 waits in SyncGroup for the leader meanwhile: its longer session
+	// keeps kfake, which (unlike Kafka) expires members waiting in
+	// SyncGroup, from dropping it.
+	eager := e.startWithSession("w2", Eager, 3*testSession)
+	e.waitSettled(15*time.Second, sess, eager)
+	sess.h.mu.Lock()
+	lost, causes := len(sess.h.lost), sess.h.causes
+	sess.h.mu.Unlock()
+	if lost != 0 {
+		t.Fatalf("w1 lost its membership while stopping its work: %v", causes)
+	}
+	if st := sess.m.Status(); st.MemberID != id || st.Generation != gen+1 {
+		t.Fatalf("w1 is %s at generation %d, was %s at %d: the eager round did not complete at once", st.MemberID, st.Generation, id, gen)
+	}
+	expectEager(t, e, sess, eager)
+}

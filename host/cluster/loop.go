@@ -101,6 +101,14 @@ func (m *Member) rebalance(ctx context.Context, s *session, reason string) (j jo
 		}
 		return j, w, false, err
 	}
+	// From here the probe must speak for the generation just joined: the
+	// coordinator renews a session only on heartbeats of the current
+	// generation, and the eager stop below may outlast the session
+	// timeout. A probe that already found the membership gone cancelled
+	// rctx; the SyncGroup then fails and the deferred check reports it.
+	if s.probe != nil && s.probe.stopAndDrain() == nil {
+		s.probe = m.startHeartbeats(rctx, s, true, cancel)
+	}
 	// A member whose last round was cooperative kept its work into a round
 	// that turns out eager. It stops it all before its SyncGroup: a leader
 	// doing so has stopped before anyone learns an assignment; a follower

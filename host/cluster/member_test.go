@@ -87,11 +87,14 @@ type herder struct {
 	// eagerRevokes counts OnRevoked calls made before a JoinGroup under
 	// eager (everything the worker ran).
 	eagerRevokes int
+	// revokeDelay (nanoseconds) is how long stopping revoked work takes.
+	revokeDelay atomic.Int64
 }
 
 func (h *herder) ConfigSnapshot() ConfigSnapshot { return *h.configs.Load() }
 
 func (h *herder) OnRevoked(_ context.Context, a Assignment) {
+	time.Sleep(time.Duration(h.revokeDelay.Load()))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !setOf(a.Revoked).minus(h.running).empty() {
@@ -178,6 +181,11 @@ func (e *testGroupEnv) start(name string) *worker { return e.startWith(name, Ses
 
 // startWith starts a worker configured with connect.protocol p.
 func (e *testGroupEnv) startWith(name string, p Protocol) *worker {
+	return e.startWithSession(name, p, testSession)
+}
+
+// startWithSession starts a worker with its own session timeout.
+func (e *testGroupEnv) startWithSession(name string, p Protocol, session time.Duration) *worker {
 	t := e.t
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ClientID(name))
 	if err != nil {
@@ -187,7 +195,7 @@ func (e *testGroupEnv) startWith(name string, p Protocol) *worker {
 	h := &herder{name: name, l: e.l, configs: &e.configs, running: newWorkSet(), added: newWorkSet(), revoked: newWorkSet()}
 	m, err := New(Config{
 		Client: cl, GroupID: testGroup, URL: "http://" + name + ":8083", Protocol: p,
-		SessionTimeout: testSession, HeartbeatInterval: testHeartbeat, RebalanceTimeout: testRebalance,
+		SessionTimeout: session, HeartbeatInterval: testHeartbeat, RebalanceTimeout: testRebalance,
 		MaxDelay: e.maxDelay, Handler: h,
 	})
 	if err != nil {
