@@ -2,6 +2,7 @@ package herder
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"strconv"
 	"strings"
@@ -213,6 +214,11 @@ func (h *Standalone) reloadConfig(name string) (map[string]string, bool) {
 // writes when a connector's values expire.
 const reloadRequestTimeout = 30 * time.Second
 
+// reloadRetryDelay is how long a distributed worker waits to write again a
+// reload restart request that failed (a rebalance under way, the config
+// topic unwritable). A variable for tests.
+var reloadRetryDelay = 5 * time.Second
+
 // newReloads builds the reloads of a distributed herder: the worker that
 // runs a connector instance resolves its config under attach when it starts
 // it (and for tasks.max next to TaskConfigs), and cancels the pending restart
@@ -228,15 +234,54 @@ func (d *Distributed) newReloads() *reloads {
 // does, for a restart of the connector and all its tasks: a restart
 // request on the config topic that each owner acts upon. Called with the
 // reloads' lock held: the request is written on a goroutine of d.wg.
+//
+// Only while this worker still runs the connector instance that scheduled
+// it: once revoked, stopped or restarted, whoever starts it next reads the
+// values again. A request that cannot be written is tried again after
+// reloadRetryDelay, on the same conditions, rather than dropped: Kafka
+// Connect logs the failure and keeps the connector running with the
+// expired values until something else restarts it.
 func (d *Distributed) reloadConnector(name string) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
+		gen, ok := d.connGeneration(name)
+		if !ok {
+			d.log.Debug("config reload restart dropped: this worker no longer runs the connector", "connector", name)
+			return
+		}
 		ctx, cancel := context.WithTimeout(d.ctx, reloadRequestTimeout)
 		defer cancel()
 		d.log.Info("restarting the connector and its tasks: values from config providers expired", "connector", name, KeyConfigReloadAction, ReloadRestart)
-		if _, err := d.RestartConnector(ctx, name, true, false); err != nil {
-			d.log.Error("Unexpected error during connector restart", "connector", name, "error", err)
+		_, err := d.RestartConnector(ctx, name, true, false)
+		if err == nil {
+			return
+		}
+		d.log.Error("Unexpected error during connector restart", "connector", name, "error", err)
+		if errors.Is(err, ErrNotFound) || d.ctx.Err() != nil {
+			return
+		}
+		// Under the work lock, so that a stop of the connector (which
+		// cancels its pending restart under the same lock) comes either
+		// before, and nothing is scheduled, or after, and cancels this.
+		w := &d.work
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if dc := w.conns[name]; dc != nil && dc.gen == gen {
+			d.reloads.schedule(name, reloadRetryDelay)
 		}
 	}()
+}
+
+// connGeneration is the generation of the connector instance this worker
+// runs for name, false when it runs none.
+func (d *Distributed) connGeneration(name string) (uint64, bool) {
+	w := &d.work
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	dc := w.conns[name]
+	if dc == nil {
+		return 0, false
+	}
+	return dc.gen, true
 }

@@ -1,8 +1,14 @@
 package herder_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/host/configprovider"
 	"github.com/sluice-io/sluice/host/herder"
@@ -67,4 +73,77 @@ func TestDistributedReloadRestartsWithNewValues(t *testing.T) {
 	if n, m := starts("fixed", true), starts("fixed-0", false); n != 1 || m != 1 {
 		t.Errorf("fixed (config.action.reload=none) started %d times, its task %d; want 1 and 1", n, m)
 	}
+}
+
+// A reload restart request the config topic refuses is written again
+// later by the connector's owner, not dropped: the connector and its tasks
+// still restart with the new values.
+func TestDistributedReloadRetriesFailedRequest(t *testing.T) {
+	const ttl = 500 * time.Millisecond
+	herder.SetReloadRetryDelay(t, 200*time.Millisecond)
+	e := newDEnv(t)
+	p := &leaseProvider{value: "pw-1", ttl: ttl}
+	e.resolver = (*configprovider.Resolver)(nil).With("vault", p)
+	in := newFakeInstances()
+	h := e.start("w1", in, true)
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig("secret", leaseVar), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	p.set("pw-2", 0)
+	// The next write to the config topic, the restart request, fails for
+	// good (not a retriable error). Requests name the topic by its id.
+	configID := e.topicID(dConfigTopic)
+	var refused atomic.Int32
+	e.c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.ProduceRequest)
+		if len(req.Topics) != 1 || (req.Topics[0].Topic != dConfigTopic && req.Topics[0].TopicID != configID) {
+			return nil, nil, false
+		}
+		refused.Add(1)
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewProduceResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewProduceResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	dWait(t, "the restart request refused", func() bool { return refused.Load() == 1 })
+	dWait(t, "the reload restart of src and its tasks", func() bool {
+		return in.count(in.starts, "src") == 2 && in.count(in.taskStarts, "src-0") == 2 && in.count(in.taskStarts, "src-1") == 2
+	})
+	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	if c := in.conn("src"); c == nil || c.cfg["secret"] != "pw-2" {
+		t.Fatalf("connector restarted with %v", c)
+	}
+	time.Sleep(3 * ttl)
+	if n := in.count(in.starts, "src"); n != 2 {
+		t.Errorf("src started %d times, want 2", n)
+	}
+}
+
+// topicID is the id of the named topic.
+func (e *dEnv) topicID(topic string) [16]byte {
+	e.t.Helper()
+	cl, err := kgo.NewClient(e.opts...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer cl.Close()
+	ts, err := kadm.NewClient(cl).ListTopics(ctxT(e.t), topic)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	d, ok := ts[topic]
+	if !ok || d.Err != nil {
+		e.t.Fatalf("topic %s: %v", topic, d.Err)
+	}
+	return d.ID
 }
