@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -443,6 +445,54 @@ func TestSlowStopAfterEagerJoinKeepsTheMembership(t *testing.T) {
 	}
 	if st := sess.m.Status(); st.MemberID != id || st.Generation != gen+1 {
 		t.Fatalf("w1 is %s at generation %d, was %s at %d: the eager round did not complete at once", st.MemberID, st.Generation, id, gen)
+	}
+	expectEager(t, e, sess, eager)
+}
+
+// The probe's heartbeats prove the membership alive through a long round.
+// When that round fails at SyncGroup (REBALANCE_IN_PROGRESS), the member
+// rejoins still a member: it must count from the probe's last answered
+// heartbeat, not from the JoinGroup before its slow stop, or it declares
+// itself evicted (OnLost) at once.
+func TestFailedRoundAfterSlowStopKeepsTheMembership(t *testing.T) {
+	e := newEnv(t, time.Second, eightTasks)
+	sess := e.startWith("w1", Sessioned)
+	e.waitSettled(10*time.Second, sess)
+	id := sess.m.Status().MemberID
+	sess.h.revokeDelay.Store(int64(testSession + 500*time.Millisecond))
+	var failed atomic.Bool
+	e.c.ControlKey(int16(kmsg.SyncGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		sg := req.(*kmsg.SyncGroupRequest)
+		if sg.MemberID != id || sg.Protocol == nil || *sg.Protocol != "default" || !failed.CompareAndSwap(false, true) {
+			return nil, nil, false
+		}
+		resp := sg.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = kerr.RebalanceInProgress.Code
+		return resp, nil, true
+	})
+	// The JoinGroup after the failure waits a while, as a rejoin does
+	// while the coordinator waits for the rest of the group.
+	var slowed atomic.Bool
+	e.c.ControlKey(int16(kmsg.JoinGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		if req.(*kmsg.JoinGroupRequest).MemberID == id && failed.Load() && slowed.CompareAndSwap(false, true) {
+			e.c.SleepControl(func() { time.Sleep(3 * testHeartbeat) })
+		}
+		return nil, nil, false
+	})
+	eager := e.startWithSession("w2", Eager, 3*testSession)
+	waitFor(t, 10*time.Second, "w1's eager SyncGroup to fail", failed.Load)
+	sess.h.revokeDelay.Store(0)
+	e.waitSettled(15*time.Second, sess, eager)
+	sess.h.mu.Lock()
+	lost, causes := len(sess.h.lost), sess.h.causes
+	sess.h.mu.Unlock()
+	if lost != 0 {
+		t.Fatalf("w1 gave itself up after the failed round: %v", causes)
+	}
+	if got := sess.m.Status().MemberID; got != id {
+		t.Fatalf("w1 rejoined as %s, was %s", got, id)
 	}
 	expectEager(t, e, sess, eager)
 }

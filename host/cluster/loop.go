@@ -35,6 +35,15 @@ type session struct {
 	protocol Protocol
 }
 
+// noteContact records a proof of membership seen by heartbeats: a round
+// that fails after a long wait must count from the last one, not from the
+// JoinGroup before the wait.
+func (s *session) noteContact(t time.Time) {
+	if t.After(s.lastContact) {
+		s.lastContact = t
+	}
+}
+
 // joined is a successful JoinGroup.
 type joined struct {
 	generation int32
@@ -88,6 +97,7 @@ func (m *Member) rebalance(ctx context.Context, s *session, reason string) (j jo
 			return
 		}
 		lost := s.probe.stopAndDrain()
+		s.noteContact(s.probe.lastContact())
 		s.probe = nil
 		if lost != nil && ctx.Err() == nil {
 			m.lose(ctx, s, lost)
@@ -107,6 +117,7 @@ func (m *Member) rebalance(ctx context.Context, s *session, reason string) (j jo
 	// timeout. A probe that already found the membership gone cancelled
 	// rctx; the SyncGroup then fails and the deferred check reports it.
 	if s.probe != nil && s.probe.stopAndDrain() == nil {
+		s.noteContact(s.probe.lastContact())
 		s.probe = m.startHeartbeats(rctx, s, true, cancel)
 	}
 	// A member whose last round was cooperative kept its work into a round
