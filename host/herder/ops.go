@@ -80,6 +80,9 @@ func (h *Standalone) setTarget(ctx context.Context, name string, target TargetSt
 			if prev != TargetStopped {
 				h.stopAll(c, "stopping")
 			}
+			// Nothing runs to restart; resumed, it reads the values
+			// again (and schedules anew).
+			h.reloads.cancel(name)
 			c.mu.Lock()
 			c.state, c.trace = StateStopped, ""
 			c.taskCfgs, c.tasks = nil, nil

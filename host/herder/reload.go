@@ -204,7 +204,9 @@ func (h *Standalone) reloadConfig(name string) (map[string]string, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gone {
+	// A STOPPED connector runs nothing that holds values: what resolves
+	// its config meanwhile (an offsets change) schedules no restart.
+	if c.gone || c.target == TargetStopped {
 		return nil, false
 	}
 	return maps.Clone(c.config), true

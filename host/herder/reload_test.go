@@ -282,3 +282,30 @@ func TestReloadCoveredByFullRestart(t *testing.T) {
 		t.Fatalf("%d connector starts, %d of task 0; want 2 and 2 (create, manual restart)", n, t0)
 	}
 }
+
+// Stopping a connector drops its pending reload: resumed, it reads the
+// values again, and only their TTL counts.
+func TestReloadCancelledByStop(t *testing.T) {
+	const ttl = 700 * time.Millisecond
+	f, p, _ := leaseFixture(t, "pw-1", ttl)
+	ctx := ctxT(t)
+	if _, _, err := f.h.PutConnectorConfig(ctx, "src", srcConfig("secret", leaseVar), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+	if err := f.h.StopConnector(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	p.set("pw-2", time.Minute)
+	if err := f.h.ResumeConnector(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+	time.Sleep(ttl + 400*time.Millisecond)
+	if n := f.in.count(f.in.starts, "src"); n != 2 {
+		t.Fatalf("%d connector starts, want 2 (create, resume)", n)
+	}
+	if c, t0, _ := startedWith(t, f); c != "pw-2" || t0 != "pw-2" {
+		t.Fatalf("resumed with %q %q", c, t0)
+	}
+}
