@@ -158,6 +158,13 @@ func NewAssignor(maxDelay time.Duration) *Assignor {
 	}
 }
 
+// forget drops the memory of the previous round, as a generation mismatch
+// does: the next round starts from what the members report.
+func (a *Assignor) forget() {
+	a.previous = newWorkSet()
+	a.previousGeneration = -1
+}
+
 // load is one worker's work while a plan is built; lists stay in the order
 // items were added, starting sorted.
 type load struct {

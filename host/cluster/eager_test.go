@@ -496,3 +496,44 @@ func TestFailedRoundAfterSlowStopKeepsTheMembership(t *testing.T) {
 	}
 	expectEager(t, e, sess, eager)
 }
+
+// A round whose JoinGroup named "default" makes every Sluice member stop
+// everything before its SyncGroup. If that round never completes (here its
+// SyncGroups keep failing until the eager worker is gone) and the group
+// goes back to sessioned, the leader's memory of its last cooperative round
+// is stale: what the members stopped is not lost work whose worker left,
+// and must not wait out scheduled.rebalance.max.delay.ms because some other
+// worker did leave. It is placed at once.
+func TestStoppedWorkOfAFailedEagerRoundIsNotHeldBack(t *testing.T) {
+	e := newEnv(t, time.Minute, eightTasks)
+	ws := []*worker{e.start("w1")}
+	e.waitSettled(10*time.Second, ws...)
+	ws = append(ws, e.start("w2"), e.start("w3"))
+	e.waitSettled(10*time.Second, ws...)
+	var fails atomic.Int32
+	e.c.ControlKey(int16(kmsg.SyncGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		sg := req.(*kmsg.SyncGroupRequest)
+		if sg.Protocol == nil || *sg.Protocol != "default" {
+			return nil, nil, false
+		}
+		fails.Add(1)
+		resp := sg.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = kerr.RebalanceInProgress.Code
+		return resp, nil, true
+	})
+	eager := e.startWith("w4", Eager)
+	waitFor(t, 10*time.Second, "the eager round to fail", func() bool {
+		return fails.Load() >= 3 && ws[0].h.runs().Empty() && ws[1].h.runs().Empty()
+	})
+	// The eager worker goes, and so does w3: the group is sessioned again
+	// and short of a member of the leader's last completed round.
+	eager.leave(t)
+	ws[2].leave(t)
+	start := time.Now()
+	e.waitSettled(10*time.Second, ws[0], ws[1])
+	if p := describeGroup(t, e).Protocol; p != "sessioned" {
+		t.Fatalf("group runs %q", p)
+	}
+	t.Logf("work placed %v after the eager worker left", time.Since(start))
+}

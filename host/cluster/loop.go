@@ -120,6 +120,13 @@ func (m *Member) rebalance(ctx context.Context, s *session, reason string) (j jo
 		s.noteContact(s.probe.lastContact())
 		s.probe = m.startHeartbeats(rctx, s, true, cancel)
 	}
+	// In a round that names "default" every Sluice member stops all its
+	// work, whether or not the round completes: what this member remembers
+	// as leader of a cooperative round no longer says who runs what, and
+	// would make the stopped work look lost, held back for the delay.
+	if j.protocol == Eager {
+		m.assignor.forget()
+	}
 	// A member whose last round was cooperative kept its work into a round
 	// that turns out eager. It stops it all before its SyncGroup: a leader
 	// doing so has stopped before anyone learns an assignment; a follower
