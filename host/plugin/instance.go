@@ -52,6 +52,10 @@ type Instance struct {
 	reasonMu sync.Mutex
 	reason   string // why the worker ended the process, if it did
 
+	// watched is closed when the memory watcher (memory.go) has returned;
+	// nil when there is none. Set before the reaper starts.
+	watched chan struct{}
+
 	done chan struct{}
 }
 
@@ -220,6 +224,11 @@ func (in *Instance) reap() {
 	case <-in.killReq:
 	}
 	in.release()
+	if in.watched != nil {
+		// It returns on the exit or the kill request that woke this
+		// reaper, within a /proc read or killNow's bounded wait.
+		<-in.watched
+	}
 	if r := in.killReason(); r != "" {
 		in.log.Debug("plugin process ended", "pid", in.Pid(), "reason", r, "status", in.p.exitStatus())
 	}

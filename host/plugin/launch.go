@@ -212,7 +212,8 @@ func (m *Manager) launch(ctx context.Context, spec Spec, startTimeout time.Durat
 	}
 	log.Debug("plugin launched", "path", spec.Path, "pid", in.p.getPid())
 	if limit := m.opts.MemoryLimit; limit > 0 {
-		go in.watchMemory(limit, m.opts.MemoryCheckInterval)
+		in.watched = make(chan struct{})
+		go in.watchMemory(limit, m.opts.MemoryCheckInterval, in.watched)
 	}
 	go in.reap()
 	return in, nil

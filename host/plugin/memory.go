@@ -29,15 +29,18 @@ const oomScoreAdj = 500
 const MemoryLimitSetting = "sluice.plugin.memory.max.bytes"
 
 // watchMemory kills the instance when its private resident memory exceeds
-// limit. It returns when the process ends; the instance's reaper owns it
-// (launch starts it after the instance is adopted).
-func (in *Instance) watchMemory(limit int64, every time.Duration) {
+// limit. It returns once the process has exited or a kill was requested,
+// and closes watched then: the reaper waits for that before Done closes,
+// so the watcher never outlives its instance (launch starts it after the
+// instance is adopted, with watched set).
+func (in *Instance) watchMemory(limit int64, every time.Duration, watched chan<- struct{}) {
+	defer close(watched)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	pid := in.Pid()
 	for {
 		select {
-		case <-in.done:
+		case <-in.p.exited:
 			return
 		case <-in.killReq:
 			return
@@ -49,6 +52,11 @@ func (in *Instance) watchMemory(limit int64, every time.Duration) {
 			continue
 		}
 		if rss > limit {
+			if in.p.hasExited() {
+				// What was read may be another process's, the pid reused
+				// once this one was reaped: it ended on its own.
+				return
+			}
 			reason := fmt.Sprintf("killed: its resident memory (%s) exceeded %s=%d (%s)",
 				mib(rss), MemoryLimitSetting, limit, mib(limit))
 			in.log.Error("plugin process over its memory limit; killing it", "pid", pid, "resident_bytes", rss, "limit_bytes", limit)

@@ -1,7 +1,9 @@
 package plugin
 
 import (
+	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,5 +82,55 @@ func TestResidentAnon(t *testing.T) {
 	}
 	if _, err := residentAnon(1 << 30); err == nil {
 		t.Error("a pid that does not exist should fail")
+	}
+}
+
+// watchersRunning counts the memory watchers alive now, from the stacks of
+// all goroutines.
+func watchersRunning() int {
+	buf := make([]byte, 1<<22)
+	buf = buf[:runtime.Stack(buf, true)]
+	return bytes.Count(buf, []byte("plugin.(*Instance).watchMemory("))
+}
+
+// The memory watcher belongs to its instance: it has ended by the time the
+// instance's Done closes, however the process ended (killed for its memory,
+// exited on its own, stopped by the worker), and the manager's Close leaves
+// none behind.
+func TestMemoryWatcherEndsWithInstance(t *testing.T) {
+	if _, err := residentAnon(os.Getpid()); err != nil {
+		t.Skip("no /proc:", err)
+	}
+	m, _ := newManager(t, Options{SocketDir: t.TempDir(), MemoryLimit: 64 << 20, MemoryCheckInterval: time.Millisecond})
+	if n := watchersRunning(); n != 0 {
+		t.Fatalf("%d watchers before any launch", n)
+	}
+	for i := range 3 {
+		for _, mode := range []string{"leak", "exit", "stop"} {
+			in := launch(t, m, Spec{Path: badBin, Task: -1})
+			for w := time.Now(); watchersRunning() != 1; time.Sleep(time.Millisecond) {
+				if time.Since(w) > 5*time.Second {
+					t.Fatalf("%s: %d watchers for one instance", mode, watchersRunning())
+				}
+			}
+			if mode == "stop" {
+				if err := in.Kill(ctxT(t, 10*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				_, _ = in.Connector().Validate(ctxT(t, 30*time.Second), &pluginv1.ValidateRequest{Config: map[string]string{"mode": mode}})
+			}
+			select {
+			case <-in.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: instance did not end", mode)
+			}
+			if n := watchersRunning(); n != 0 {
+				t.Fatalf("%s (round %d): %d memory watchers still running once the instance is done", mode, i, n)
+			}
+			if mode == "exit" && in.KillReason() != "" {
+				t.Fatalf("a plugin that exited on its own has kill reason %q", in.KillReason())
+			}
+		}
 	}
 }
