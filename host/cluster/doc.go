@@ -123,7 +123,9 @@
 //
 // When the group runs "default", a member stops everything it runs before
 // every JoinGroup (OnRevoked with all its work; Kafka Connect's
-// onJoinPrepare), and the leader runs AssignEager, Kafka Connect's
+// onJoinPrepare; its context ends when the member must join to make the
+// round, the rebalance timeout less three heartbeat intervals, and a stop
+// past that is logged), and the leader runs AssignEager, Kafka Connect's
 // EagerAssignor: no memory, no delays, no revocations; connectors in name
 // order round-robin over the members in id order, then every connector's
 // tasks continuing the same round-robin. A leader behind the newest

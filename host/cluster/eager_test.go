@@ -537,3 +537,31 @@ func TestStoppedWorkOfAFailedEagerRoundIsNotHeldBack(t *testing.T) {
 	}
 	t.Logf("work placed %v after the eager worker left", time.Since(start))
 }
+
+// Under eager a member stops everything before its JoinGroup, while the
+// coordinator waits for it at most the rebalance timeout; past that the
+// round completes without it and the others start what it is still
+// stopping. OnRevoked's context carries the time left to rejoin, so a
+// handler that kills what has not stopped by then gets the member into
+// the round in time.
+func TestSlowEagerStopBeforeJoinMakesTheRound(t *testing.T) {
+	e := newEnv(t, time.Second, eightTasks)
+	w1 := e.startWith("w1", Eager)
+	e.waitSettled(10*time.Second, w1)
+	w2 := e.startWith("w2", Eager)
+	e.waitSettled(10*time.Second, w1, w2)
+	id := w1.m.Status().MemberID
+	w1.h.revokeDelay.Store(int64(2 * testRebalance))
+	w3 := e.startWith("w3", Eager)
+	e.waitSettled(15*time.Second, w1, w2, w3)
+	w1.h.mu.Lock()
+	lost, causes := len(w1.h.lost), w1.h.causes
+	w1.h.mu.Unlock()
+	if lost != 0 {
+		t.Fatalf("w1 missed the round while stopping its work: %v", causes)
+	}
+	if got := w1.m.Status().MemberID; got != id {
+		t.Fatalf("w1 rejoined as %s, was %s", got, id)
+	}
+	expectEager(t, e, w1, w2, w3)
+}

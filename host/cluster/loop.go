@@ -104,7 +104,7 @@ func (m *Member) rebalance(ctx context.Context, s *session, reason string) (j jo
 			ok, err = false, nil
 		}
 	}()
-	m.revokeEager(ctx, s, s.protocol, "before rejoining")
+	m.revokeEager(ctx, s, s.protocol, "before rejoining", m.rejoinBy())
 	if j, err = m.join(rctx, s, reason); err != nil {
 		if ctx.Err() == nil && rctx.Err() != nil {
 			return j, w, false, nil // the probe found the membership gone
@@ -131,7 +131,7 @@ func (m *Member) rebalance(ctx context.Context, s *session, reason string) (j jo
 	// that turns out eager. It stops it all before its SyncGroup: a leader
 	// doing so has stopped before anyone learns an assignment; a follower
 	// as early as it can, since the eager leader cannot see what it runs.
-	m.revokeEager(ctx, s, j.protocol, "the group chose the eager protocol")
+	m.revokeEager(ctx, s, j.protocol, "the group chose the eager protocol", m.rejoinBy())
 	if w, ok, err = m.sync(rctx, s, j); err != nil && ctx.Err() == nil && rctx.Err() != nil {
 		return j, w, false, nil
 	}
@@ -223,20 +223,42 @@ func (m *Member) protocols(s *session, configOffset int64) []kmsg.JoinGroupReque
 // before the JoinGroup of every round after an eager one). A worker whose
 // last round failed (CONFIG_MISMATCH) started nothing of it and has
 // nothing to stop.
-func (m *Member) revokeEager(ctx context.Context, s *session, p Protocol, why string) {
+//
+// The coordinator waits for the member (its JoinGroup, or after the join
+// its SyncGroup) at most the rebalance timeout; past that it completes the
+// round without it and the others start what it is still stopping. So
+// OnRevoked's context ends at by, the latest time the member can still
+// make the round, and a stop that runs past it is reported.
+func (m *Member) revokeEager(ctx context.Context, s *session, p Protocol, why string, by time.Time) {
 	if p != Eager || s.owned.Empty() {
 		return
 	}
 	revoked := s.owned
 	s.owned, s.current = Work{}, nil
 	m.setStatus(func(st *Status) { st.Owned = Work{} })
-	m.log.Info("eager protocol: revoking all work", "when", why, "revoked", revoked.Len())
-	m.cfg.Handler.OnRevoked(ctx, Assignment{
+	m.log.Info("eager protocol: revoking all work", "when", why, "revoked", revoked.Len(), "within", time.Until(by))
+	start := time.Now()
+	rctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	m.cfg.Handler.OnRevoked(rctx, Assignment{
 		Generation: s.generation,
 		MemberID:   s.memberID,
 		Protocol:   Eager,
 		Revoked:    revoked,
 	})
+	if now := time.Now(); now.After(by) && ctx.Err() == nil {
+		m.log.Warn("eager protocol: stopping all work outlasted rebalance.timeout.ms; the group may complete the round without this worker and hand its work to others",
+			"took", now.Sub(start), "rebalance_timeout", m.cfg.RebalanceTimeout)
+	}
+}
+
+// rejoinBy is the latest time a member that starts waiting now for the
+// group can answer it and still make the round: the rebalance timeout, less
+// a heartbeat interval for how late a heartbeat learned of the rebalance
+// and two more for the request to get there.
+func (m *Member) rejoinBy() time.Time {
+	rt, hb := m.cfg.RebalanceTimeout, m.cfg.HeartbeatInterval
+	return time.Now().Add(max(rt-3*hb, rt/2))
 }
 
 // sync sends SyncGroup, with the plan when this member leads. ok false:

@@ -27,7 +27,11 @@ type Handler interface {
 	// returns, because the member then rejoins and the leader hands it to
 	// someone else. a.Owned is what stays. Under the eager protocol it is
 	// called before every JoinGroup with everything the worker runs
-	// (a.Protocol is Eager, a.Owned empty).
+	// (a.Protocol is Eager, a.Owned empty), and ctx then ends when the
+	// member must answer the group to stay in the round (the rebalance
+	// timeout, less a margin): by then kill what has not stopped, or the
+	// coordinator completes the round without this worker and others start
+	// what it still runs.
 	OnRevoked(ctx context.Context, a Assignment)
 	// OnAssigned reports a completed rebalance: start a.Added, keep the
 	// rest of a.Owned (under eager, a.Added is all of a.Owned). With a.Error == ConfigMismatch nothing changed:

@@ -93,8 +93,17 @@ type herder struct {
 
 func (h *herder) ConfigSnapshot() ConfigSnapshot { return *h.configs.Load() }
 
-func (h *herder) OnRevoked(_ context.Context, a Assignment) {
-	time.Sleep(time.Duration(h.revokeDelay.Load()))
+// OnRevoked takes revokeDelay to stop the work, or less: like the
+// distributed herder, it kills what has not stopped by ctx's deadline.
+func (h *herder) OnRevoked(ctx context.Context, a Assignment) {
+	if d := time.Duration(h.revokeDelay.Load()); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !setOf(a.Revoked).minus(h.running).empty() {
