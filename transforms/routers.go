@@ -180,12 +180,23 @@ func recordString(r *data.Record) string {
 		}
 		return s.String()
 	}
-	var hs []string
-	for _, h := range r.Headers {
-		hs = append(hs, "ConnectHeader(key="+h.Key+", value="+data.FormatValue(h.Value)+", schema="+schema(h.Schema)+")")
+	// ConnectHeaders prints its list (Java's "[a, b]"), or nothing when no
+	// header was ever added; ConnectHeader names a struct value's schema
+	// when it was given none.
+	headers := ""
+	if len(r.Headers) > 0 {
+		hs := make([]string, len(r.Headers))
+		for i, h := range r.Headers {
+			hsch := h.Schema
+			if st, ok := h.Value.(*data.Struct); ok && hsch == nil && st != nil {
+				hsch = st.Schema()
+			}
+			hs[i] = "ConnectHeader(key=" + h.Key + ", value=" + data.FormatValue(h.Value) + ", schema=" + schema(hsch) + ")"
+		}
+		headers = "[" + strings.Join(hs, ", ") + "]"
 	}
 	return fmt.Sprintf("ConnectRecord{topic='%s', kafkaPartition=%s, key=%s, keySchema=%s, value=%s, valueSchema=%s, timestamp=%s, headers=ConnectHeaders(headers=%s)}",
-		r.Topic, part, data.FormatValue(r.Key), schema(r.KeySchema), data.FormatValue(r.Value), schema(r.ValueSchema), ts, strings.Join(hs, ", "))
+		r.Topic, part, data.FormatValue(r.Key), schema(r.KeySchema), data.FormatValue(r.Value), schema(r.ValueSchema), ts, headers)
 }
 
 const filterDoc = "Drops all records, filtering them from subsequent transformations in the chain. This is intended to be used conditionally to filter out records matching (or not matching) a particular Predicate."

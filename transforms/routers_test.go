@@ -85,6 +85,19 @@ func TestTimestampRouter(t *testing.T) {
 				return r
 			},
 			err: "Timestamp missing on record: ConnectRecord{topic='test', kafkaPartition=0, key=null, keySchema=null, value=v, valueSchema=Schema{STRING}, timestamp=null, headers=ConnectHeaders(headers=)}"},
+		// Headers print as Java's list of ConnectHeader, values by their
+		// toString (Double 1.0, Date.toString).
+		{name: "no timestamp, headers", class: cls,
+			in: func() *data.Record {
+				r := valueRec(data.Float64Schema, 1.0)
+				r.Timestamp = time.Time{}
+				r.Headers = data.Headers{
+					{Key: "h1", Schema: data.Float64Schema, Value: 2.0},
+					{Key: "h2", Schema: data.TimestampSchema(false), Value: time.UnixMilli(0).UTC()},
+				}
+				return r
+			},
+			err: "Timestamp missing on record: ConnectRecord{topic='test', kafkaPartition=0, key=null, keySchema=null, value=1.0, valueSchema=Schema{FLOAT64}, timestamp=null, headers=ConnectHeaders(headers=[ConnectHeader(key=h1, value=2.0, schema=Schema{FLOAT64}), ConnectHeader(key=h2, value=Thu Jan 01 00:00:00 UTC 1970, schema=Schema{org.apache.kafka.connect.data.Timestamp:INT64})])}"},
 	})
 	if _, err := New(cls, props("timestamp.format", "yyyy-bb")); err == nil ||
 		err.Error() != "Invalid value yyyy-bb for configuration timestamp.format: Illegal pattern character 'b'" {
