@@ -267,11 +267,17 @@ func sourceString(r *data.SourceRecord) string {
 		}
 		return s.String()
 	}
-	hs := make([]string, len(r.Headers))
-	for i, h := range r.Headers {
-		hs[i] = "ConnectHeader(key=" + h.Key + ", value=" + data.FormatValue(h.Value) + ", schema=" + schema(h.Schema) + ")"
+	// ConnectHeaders prints its list (Java's "[a, b]"), or nothing when no
+	// header was ever added.
+	headers := ""
+	if len(r.Headers) > 0 {
+		hs := make([]string, len(r.Headers))
+		for i, h := range r.Headers {
+			hs[i] = "ConnectHeader(key=" + h.Key + ", value=" + data.FormatValue(h.Value) + ", schema=" + schema(h.Schema) + ")"
+		}
+		headers = "[" + strings.Join(hs, ", ") + "]"
 	}
 	return fmt.Sprintf("SourceRecord{sourcePartition=%s, sourceOffset=%s} ConnectRecord{topic='%s', kafkaPartition=%s, key=%s, keySchema=%s, value=%s, valueSchema=%s, timestamp=%s, headers=ConnectHeaders(headers=%s)}",
 		data.FormatValue(r.SourcePartition), data.FormatValue(r.SourceOffset), r.Topic, partition,
-		data.FormatValue(r.Key), schema(r.KeySchema), data.FormatValue(r.Value), schema(r.ValueSchema), ts, strings.Join(hs, ", "))
+		data.FormatValue(r.Key), schema(r.KeySchema), data.FormatValue(r.Value), schema(r.ValueSchema), ts, headers)
 }
