@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // point3 is 0.1+0.2 computed at run time (constants would fold to 0.3).
@@ -83,5 +84,41 @@ func TestJavaBigDecimalString(t *testing.T) {
 		if got := string(AppendJavaDecimal(nil, Decimal{Unscaled: u, Scale: tc.scale})); got != tc.want {
 			t.Errorf("BigDecimal(%s, %d) = %q, want %q", tc.unscaled, tc.scale, got, tc.want)
 		}
+	}
+}
+
+// java.util.Date.toString in UTC: the Julian calendar before the Gregorian
+// cutover (1582-10-15), and the year unpadded (its era year before year 1).
+func TestJavaDate(t *testing.T) {
+	const cutover = -12219292800000
+	for _, c := range []struct {
+		ms   int64
+		want string
+	}{
+		{0, "Thu Jan 01 00:00:00 UTC 1970"},
+		{1_700_000_000_123, "Tue Nov 14 22:13:20 UTC 2023"},
+		{-1, "Wed Dec 31 23:59:59 UTC 1969"},
+		{cutover, "Fri Oct 15 00:00:00 UTC 1582"},
+		{cutover - 1000, "Thu Oct 04 23:59:59 UTC 1582"},
+		// Gregorian 0001-01-01, Julian 0001-01-03.
+		{-62135596800000, "Mon Jan 03 00:00:00 UTC 1"},
+		// Julian 1000-01-01 and the day before.
+		{-30609792000000, "Mon Jan 01 00:00:00 UTC 1000"},
+		{-30609878400000, "Sun Dec 31 00:00:00 UTC 999"},
+		// Julian 0001-01-01 and the day before, 1 BC.
+		{-62135769600000, "Sat Jan 01 00:00:00 UTC 1"},
+		{-62135856000000, "Fri Dec 31 00:00:00 UTC 1"},
+		{253402300800000, "Sat Jan 01 00:00:00 UTC 10000"},
+		// Julian -4800-03-01 (4801 BC, Julian day number -32082), and 4
+		// years before it.
+		{(-32082 - 2440588) * 86400000, "Sun Mar 01 00:00:00 UTC 4801"},
+		{(-32082 - 1461 - 2440588) * 86400000, "Tue Mar 01 00:00:00 UTC 4805"},
+	} {
+		if got := JavaDate(time.UnixMilli(c.ms)); got != c.want {
+			t.Errorf("%d: %q, want %q", c.ms, got, c.want)
+		}
+	}
+	if got := FormatValue([]any{time.UnixMilli(-62135596800000)}); got != "[Mon Jan 03 00:00:00 UTC 1]" {
+		t.Errorf("in a list: %q", got)
 	}
 }
