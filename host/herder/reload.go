@@ -2,7 +2,6 @@ package herder
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"strconv"
 	"strings"
@@ -260,12 +259,16 @@ func (d *Distributed) reloadConnector(name string) {
 			return
 		}
 		d.log.Error("Unexpected error during connector restart", "connector", name, "error", err)
-		if errors.Is(err, ErrNotFound) || d.ctx.Err() != nil {
+		if d.ctx.Err() != nil {
 			return
 		}
-		// Under the work lock, so that a stop of the connector (which
-		// cancels its pending restart under the same lock) comes either
-		// before, and nothing is scheduled, or after, and cancels this.
+		// Whatever failed (a rebalance under way, the config topic, even a
+		// status not found), this worker tries again as long as it runs
+		// the same instance: a connector deleted, revoked or stopped
+		// meanwhile is no longer in w.conns. Under the work lock, so that
+		// such a stop (which cancels the pending restart under the same
+		// lock) comes either before, and nothing is scheduled, or after,
+		// and cancels this.
 		w := &d.work
 		w.mu.Lock()
 		defer w.mu.Unlock()
