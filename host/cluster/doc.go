@@ -79,7 +79,11 @@
 // rebalance is under way (a JoinGroup can legitimately wait up to
 // rebalance.timeout.ms) a member that owns work keeps heartbeating, which the
 // coordinator allows, so a coordinator that vanished mid-rebalance is noticed
-// in time too. A member that stays in a callback longer than the rebalance
+// in time too. Once JoinGroup answers, those heartbeats carry the new
+// generation (the coordinator renews a session only on heartbeats of the
+// current one), which keeps a member that stops its work before SyncGroup
+// (see Eager) in the group however long the stop takes within the
+// rebalance timeout. A member that stays in a callback longer than the rebalance
 // timeout while the group rebalances is dropped by the coordinator; it learns
 // so from its heartbeats and reports OnLost when the callback returns.
 //
