@@ -9,8 +9,9 @@ import (
 // things see to that:
 //
 //   - Every plugin process is the kernel's preferred victim when the machine
-//     runs out of memory: its oom_score_adj is set to oomScoreAdj as soon as
-//     it is started (raising it needs no privilege), so the OOM killer ends
+//     runs out of memory: its oom_score_adj is raised to oomScoreAdj as soon
+//     as it is started (raising it needs no privilege; one inherited from a
+//     worker that is higher already is kept), so the OOM killer ends
 //     a plugin, whose task then fails and can be restarted, before the worker
 //     (or a broker on the same machine).
 //   - With Options.MemoryLimit, the worker checks each plugin's private

@@ -6,10 +6,20 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
-// setOOMScoreAdj makes pid the OOM killer's preferred victim (oomScoreAdj).
+// setOOMScoreAdj makes pid, a child of the worker, the OOM killer's
+// preferred victim: oomScoreAdj, unless the worker's own score adjustment
+// (which the child inherited) is that high already. Lowering it, which a
+// privileged worker could, would make the plugin a lesser victim than the
+// worker (a worker in a container whose runtime gave it 1000).
 func setOOMScoreAdj(pid int) error {
+	if b, err := os.ReadFile("/proc/self/oom_score_adj"); err == nil {
+		if own, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && own >= oomScoreAdj {
+			return nil
+		}
+	}
 	return os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(strconv.Itoa(oomScoreAdj)), 0)
 }
 

@@ -134,3 +134,32 @@ func TestMemoryWatcherEndsWithInstance(t *testing.T) {
 		}
 	}
 }
+
+// A worker whose own oom_score_adj is above the plugins' (a container
+// runtime's choice) does not lower its plugins' below its own: they stay
+// at least as likely victims as the worker.
+func TestPluginOOMScoreAdjNotBelowWorker(t *testing.T) {
+	const self = "/proc/self/oom_score_adj"
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Skip("no /proc:", err)
+	}
+	old := strings.TrimSpace(string(b))
+	if err := os.WriteFile(self, []byte("700"), 0); err != nil {
+		t.Skip("cannot raise the test's own oom_score_adj:", err)
+	}
+	t.Cleanup(func() {
+		if err := os.WriteFile(self, []byte(old), 0); err != nil {
+			t.Logf("restore oom_score_adj %s: %v", old, err)
+		}
+	})
+	m, _ := newManager(t, Options{SocketDir: t.TempDir()})
+	in := launch(t, m, Spec{Path: goodBin, Task: -1})
+	got, err := os.ReadFile("/proc/" + strconv.Itoa(in.Pid()) + "/oom_score_adj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.TrimSpace(string(got)); s != "700" {
+		t.Fatalf("plugin oom_score_adj = %s under a worker at 700, want 700", s)
+	}
+}
