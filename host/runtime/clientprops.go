@@ -18,10 +18,13 @@ type ClientSettings struct {
 	MaxPollRecords int
 	// GroupID is group.id (consumers); "" when unset.
 	GroupID string
+	// Balancers are partition.assignment.strategy's assignors (consumers),
+	// in order of preference; nil when unset (the runner's default).
+	Balancers []kgo.GroupBalancer
 	// Ignored names the properties that were not mapped: unknown ones,
 	// ones with no franz-go counterpart (batch.size: franz-go batches by
 	// linger and max.request.size) and ones the runner owns (serializers,
-	// enable.auto.commit, partition.assignment.strategy). Callers log them,
+	// enable.auto.commit). Callers log them,
 	// as Kafka's clients warn about configs "supplied but not known".
 	Ignored []string
 }
@@ -212,6 +215,8 @@ func ConsumerOptions(props map[string]string) (ClientSettings, error) {
 			}
 		case "group.id":
 			s.GroupID = v
+		case "partition.assignment.strategy":
+			s.Balancers = assignors(p, name, v)
 		case "fetch.min.bytes":
 			if n, ok := p.int(name, 1, 1<<31-1); ok {
 				s.Opts = append(s.Opts, kgo.FetchMinBytes(int32(n)))
@@ -274,6 +279,44 @@ func ConsumerOptions(props map[string]string) (ClientSettings, error) {
 		}
 	}
 	return s, p.err("consumer")
+}
+
+// javaAssignors are the partition assignors of Kafka's consumer, by class
+// name, as franz-go's balancers, which speak the same group protocols
+// (assignor names "range", "roundrobin", "sticky", "cooperative-sticky"), so
+// a task's consumer can share a group with Java consumers.
+var javaAssignors = map[string]func() kgo.GroupBalancer{
+	"org.apache.kafka.clients.consumer.RangeAssignor":             kgo.RangeBalancer,
+	"org.apache.kafka.clients.consumer.RoundRobinAssignor":        kgo.RoundRobinBalancer,
+	"org.apache.kafka.clients.consumer.StickyAssignor":            kgo.StickyBalancer,
+	"org.apache.kafka.clients.consumer.CooperativeStickyAssignor": kgo.CooperativeStickyBalancer,
+}
+
+// assignors reads partition.assignment.strategy: a comma-separated list of
+// Kafka's assignor classes (the simple names are accepted too). As in
+// Kafka's consumer, the group rebalances eagerly unless every assignor
+// listed is cooperative (franz-go decides it the same way).
+func assignors(p *propParser, name, v string) []kgo.GroupBalancer {
+	var out []kgo.GroupBalancer
+	for _, c := range strings.Split(v, ",") {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		mk := javaAssignors[c]
+		if mk == nil {
+			mk = javaAssignors["org.apache.kafka.clients.consumer."+c]
+		}
+		if mk == nil {
+			p.bad(name, v, "Kafka's assignor classes: "+strings.Join(slices.Sorted(maps.Keys(javaAssignors)), ", ")+" (unknown: "+c+")")
+			return nil
+		}
+		out = append(out, mk())
+	}
+	if len(out) == 0 {
+		p.bad(name, v, "at least one assignor class")
+	}
+	return out
 }
 
 // AdminOptions maps Kafka admin client properties (names without prefix) to

@@ -181,3 +181,26 @@ func TestAdminOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestConsumerAssignors(t *testing.T) {
+	s, err := ConsumerOptions(map[string]string{"partition.assignment.strategy": " org.apache.kafka.clients.consumer.RangeAssignor, CooperativeStickyAssignor "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, b := range s.Balancers {
+		names = append(names, b.ProtocolName())
+	}
+	if !slices.Equal(names, []string{"range", "cooperative-sticky"}) || len(s.Ignored) != 0 {
+		t.Fatalf("balancers %v, ignored %v", names, s.Ignored)
+	}
+	if s, _ := ConsumerOptions(map[string]string{"max.poll.records": "5"}); s.Balancers != nil {
+		t.Errorf("balancers without the setting: %v", s.Balancers)
+	}
+	for _, bad := range []string{"com.example.MyAssignor", " , "} {
+		_, err := ConsumerOptions(map[string]string{"partition.assignment.strategy": bad})
+		if err == nil || !strings.Contains(err.Error(), "partition.assignment.strategy") {
+			t.Errorf("partition.assignment.strategy=%q: %v, want an error naming it", bad, err)
+		}
+	}
+}

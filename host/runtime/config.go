@@ -205,6 +205,9 @@ type SinkConfig struct {
 	// Group, topics, balancer, commits and rebalance callbacks are the
 	// runner's and must not be set here.
 	ConsumerOpts []kgo.Opt
+	// Balancers are the consumer's partition assignors
+	// (consumer.partition.assignment.strategy); nil: cooperative-sticky.
+	Balancers []kgo.GroupBalancer
 	// MaxPollRecords is consumer.max.poll.records: the most records one
 	// poll of the consumer returns.
 	MaxPollRecords int

@@ -140,9 +140,13 @@ func (t *sinkTask) consumerOpts() []kgo.Opt {
 		kgo.ClientID(fmt.Sprintf("connector-consumer-%s", t.cfg.ID)),
 	}
 	opts = append(opts, t.cfg.ConsumerOpts...)
+	balancers := t.cfg.Balancers
+	if len(balancers) == 0 {
+		balancers = []kgo.GroupBalancer{kgo.CooperativeStickyBalancer()}
+	}
 	opts = append(opts,
 		kgo.ConsumerGroup(t.cfg.GroupID),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.Balancers(balancers...),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsAssigned(t.onAssigned),

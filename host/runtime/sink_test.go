@@ -1253,3 +1253,85 @@ func TestSinkUnencodableRecordFails(t *testing.T) {
 		}
 	}
 }
+
+// consumer.partition.assignment.strategy with an eager assignor
+// (RoundRobinAssignor): the group runs "roundrobin", every rebalance
+// revokes (commits and closes) all of a task's partitions before the new
+// split, and nothing is delivered twice.
+func TestSinkEagerAssignor(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"r": 4})
+	for p := range int32(4) {
+		produceTo(t, c, "r", p, 0, 20)
+	}
+	s, err := ConsumerOptions(map[string]string{"partition.assignment.strategy": "org.apache.kafka.clients.consumer.RoundRobinAssignor"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev1, ev2 := &events{}, &events{}
+	f1, f2 := newFakeSink(ev1), newFakeSink(ev2)
+	cfg1 := sinkConfig(c, f1, nil, "r")
+	cfg1.Balancers = s.Balancers
+	task1, err := NewSinkTask(cfg1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait1 := runTask(t, task1)
+	eventually(t, "task 1 delivers all", func() bool { return len(f1.deliveredList()) == 80 })
+	cfg2 := sinkConfig(c, f2, nil, "r")
+	cfg2.ID.Task = 1
+	cfg2.Balancers = s.Balancers
+	task2, err := NewSinkTask(cfg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait2 := runTask(t, task2)
+	eventually(t, "the rebalance", func() bool { return len(f2.openList()) == 2 && len(f1.openList()) == 2 })
+	// Eager: task 1 gave up all four partitions, not just the two that moved.
+	closeAt := ev1.lastIndex("close")
+	if closeAt < 0 {
+		t.Fatalf("task 1 closed nothing: %v", ev1.list())
+	}
+	if closed := strings.Split(strings.TrimPrefix(ev1.list()[closeAt], "close "), ","); len(closed) != 4 {
+		t.Errorf("task 1 closed %v in the eager rebalance, want all 4 partitions", closed)
+	}
+	// Round robin over the sorted members: the partitions alternate.
+	for _, open := range [][]string{f1.openList(), f2.openList()} {
+		if len(open) != 2 || open[0][len(open[0])-1]%2 != open[1][len(open[1])-1]%2 {
+			t.Errorf("a task opened %v, want two partitions of the same parity", open)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	groups, err := kadm.NewClient(cl).DescribeGroups(context.Background(), "connect-snk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := groups["connect-snk"]; g.Protocol != "roundrobin" {
+		t.Errorf("group protocol %q, want roundrobin", g.Protocol)
+	}
+	for p := range int32(4) {
+		produceTo(t, c, "r", p, 20, 5)
+	}
+	eventually(t, "new records delivered", func() bool { return len(f1.deliveredList())+len(f2.deliveredList()) == 100 })
+	time.Sleep(200 * time.Millisecond)
+	task1.Stop()
+	task2.Stop()
+	if err := wait1(); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait2(); err != nil {
+		t.Fatal(err)
+	}
+	all := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
+	if len(all) != 100 {
+		t.Errorf("%d distinct records, want 100", len(all))
+	}
+	for k, n := range all {
+		if n != 1 {
+			t.Errorf("%s delivered %d times", k, n)
+		}
+	}
+}

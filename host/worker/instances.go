@@ -419,6 +419,7 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 			TopicsRegex:    strings.TrimSpace(spec.TaskConfig[herder.KeyTopicsRegex]),
 			GroupID:        herder.SinkGroup(id.Connector, spec.ConnectorConfig),
 			ConsumerOpts:   append(opts, cs.Opts...),
+			Balancers:      cs.Balancers,
 			MaxPollRecords: cs.MaxPollRecords,
 			// Unset (zero): the runtime's defaults.
 			MaxBatchRecords: maxRecs,
