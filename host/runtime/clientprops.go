@@ -217,6 +217,8 @@ func ConsumerOptions(props map[string]string) (ClientSettings, error) {
 			s.GroupID = v
 		case "partition.assignment.strategy":
 			s.Balancers = assignors(p, name, v)
+		case "group.protocol", "group.remote.assignor":
+			// Read together after the loop.
 		case "fetch.min.bytes":
 			if n, ok := p.int(name, 1, 1<<31-1); ok {
 				s.Opts = append(s.Opts, kgo.FetchMinBytes(int32(n)))
@@ -278,7 +280,49 @@ func ConsumerOptions(props map[string]string) (ClientSettings, error) {
 			}
 		}
 	}
+	groupProtocol(&s, p, props)
 	return s, p.err("consumer")
+}
+
+// groupProtocol reads group.protocol and group.remote.assignor. With
+// group.protocol=consumer (KIP-848, Kafka 4.0) the broker assigns the
+// partitions, with the group.remote.assignor it names ("uniform", the
+// broker's default, or "range"; franz-go's server-side mode takes them
+// from the sticky and range balancers); the client-side assignors of
+// partition.assignment.strategy and the client's session and heartbeat
+// settings are the classic protocol's and cannot be set with it, and
+// group.remote.assignor cannot be set with classic, as Kafka's consumer
+// refuses.
+func groupProtocol(s *ClientSettings, p *propParser, props map[string]string) {
+	proto := strings.ToLower(strings.TrimSpace(props["group.protocol"]))
+	remote, hasRemote := props["group.remote.assignor"]
+	remote = strings.ToLower(strings.TrimSpace(remote))
+	switch proto {
+	case "", "classic":
+		if hasRemote && remote != "" {
+			p.bad("group.remote.assignor", props["group.remote.assignor"], "nothing: it cannot be set when group.protocol=CLASSIC")
+		}
+		return
+	case "consumer":
+	default:
+		p.bad("group.protocol", props["group.protocol"], "classic or consumer")
+		return
+	}
+	for _, classic := range []string{"partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms"} {
+		if _, ok := props[classic]; ok {
+			p.bad(classic, props[classic], "nothing: it cannot be set when group.protocol=CONSUMER")
+		}
+	}
+	switch remote {
+	case "", "uniform":
+		s.Balancers = []kgo.GroupBalancer{kgo.StickyBalancer()}
+	case "range":
+		s.Balancers = []kgo.GroupBalancer{kgo.RangeBalancer()}
+	default:
+		p.bad("group.remote.assignor", props["group.remote.assignor"], "uniform or range")
+		return
+	}
+	s.Opts = append(s.Opts, kgo.ServerSideBalancer())
 }
 
 // javaAssignors are the partition assignors of Kafka's consumer, by class

@@ -204,3 +204,40 @@ func TestConsumerAssignors(t *testing.T) {
 		}
 	}
 }
+
+func TestConsumerGroupProtocol(t *testing.T) {
+	s, err := ConsumerOptions(map[string]string{"group.protocol": "CONSUMER", "group.remote.assignor": "range"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Balancers) != 1 || s.Balancers[0].ProtocolName() != "range" {
+		t.Fatalf("balancers %v, want range", s.Balancers)
+	}
+	cl := newTestClient(t, s.Opts)
+	if got, _ := cl.OptValue(kgo.ServerSideBalancer).(bool); !got {
+		t.Error("group.protocol=consumer without franz-go's server-side balancing")
+	}
+	s, err = ConsumerOptions(map[string]string{"group.protocol": "consumer"})
+	if err != nil || len(s.Balancers) != 1 || s.Balancers[0].ProtocolName() != "sticky" {
+		t.Fatalf("default remote assignor: %v, %v; want the sticky balancer (uniform)", s.Balancers, err)
+	}
+	s, err = ConsumerOptions(map[string]string{"group.protocol": "classic"})
+	if err != nil || s.Balancers != nil {
+		t.Fatalf("classic: %v, %v", s.Balancers, err)
+	}
+	for _, bad := range []struct {
+		props map[string]string
+		key   string
+	}{
+		{map[string]string{"group.protocol": "share"}, "group.protocol"},
+		{map[string]string{"group.remote.assignor": "uniform"}, "group.remote.assignor"},
+		{map[string]string{"group.protocol": "consumer", "group.remote.assignor": "roundrobin"}, "group.remote.assignor"},
+		{map[string]string{"group.protocol": "consumer", "partition.assignment.strategy": "RangeAssignor"}, "partition.assignment.strategy"},
+		{map[string]string{"group.protocol": "consumer", "session.timeout.ms": "10000"}, "session.timeout.ms"},
+	} {
+		_, err := ConsumerOptions(bad.props)
+		if err == nil || !strings.Contains(err.Error(), bad.key) {
+			t.Errorf("%v: %v, want an error naming %s", bad.props, err, bad.key)
+		}
+	}
+}

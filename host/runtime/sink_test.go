@@ -1335,3 +1335,70 @@ func TestSinkEagerAssignor(t *testing.T) {
 		}
 	}
 }
+
+// consumer.group.protocol=consumer (KIP-848): the broker assigns the
+// partitions; two tasks split them and deliver every record once.
+func TestSinkConsumerGroupProtocol(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"r": 4})
+	for p := range int32(4) {
+		produceTo(t, c, "r", p, 0, 20)
+	}
+	s, err := ConsumerOptions(map[string]string{"group.protocol": "consumer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1, f2 := newFakeSink(&events{}), newFakeSink(&events{})
+	cfg1 := sinkConfig(c, f1, nil, "r")
+	cfg1.ConsumerOpts = append(cfg1.ConsumerOpts, s.Opts...)
+	cfg1.Balancers = s.Balancers
+	task1, err := NewSinkTask(cfg1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait1 := runTask(t, task1)
+	eventually(t, "task 1 delivers all", func() bool { return len(f1.deliveredList()) == 80 })
+	cfg2 := sinkConfig(c, f2, nil, "r")
+	cfg2.ID.Task = 1
+	cfg2.ConsumerOpts = append(cfg2.ConsumerOpts, s.Opts...)
+	cfg2.Balancers = s.Balancers
+	task2, err := NewSinkTask(cfg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait2 := runTask(t, task2)
+	eventually(t, "the broker's split", func() bool { return len(f2.openList()) == 2 && len(f1.openList()) == 2 })
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	listed, err := kadm.NewClient(cl).ListGroups(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := listed["connect-snk"]; !ok || g.GroupType != "consumer" {
+		t.Errorf("group connect-snk listed as %+v, want type consumer", g)
+	}
+	for p := range int32(4) {
+		produceTo(t, c, "r", p, 20, 5)
+	}
+	eventually(t, "new records delivered", func() bool { return len(f1.deliveredList())+len(f2.deliveredList()) == 100 })
+	time.Sleep(200 * time.Millisecond)
+	task1.Stop()
+	task2.Stop()
+	if err := wait1(); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait2(); err != nil {
+		t.Fatal(err)
+	}
+	all := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
+	if len(all) != 100 {
+		t.Errorf("%d distinct records, want 100", len(all))
+	}
+	for k, n := range all {
+		if n != 1 {
+			t.Errorf("%s delivered %d times", k, n)
+		}
+	}
+}
