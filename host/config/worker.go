@@ -138,8 +138,14 @@ func baseDef() *def.Def {
 		Importance: def.Low, Group: groupREST, Doc: "Origins allowed to call the REST API from a browser (CORS), comma-separated; \"*\" for any; empty disables CORS."})
 	d.Define(def.Key{Name: AccessControlAllowMethods, Type: def.String, Default: "",
 		Importance: def.Low, Group: groupREST, Doc: "Methods allowed for cross-origin requests, comma-separated; empty: GET, POST, HEAD."})
-	d.Define(def.Key{Name: ResponseHTTPHeaders, Type: def.String, Default: "",
-		Importance: def.Low, Group: groupREST, Doc: "Accepted for compatibility; not applied yet."})
+	d.Define(def.Key{Name: ResponseHTTPHeaders, Type: def.String, Default: "", Validator: def.Lambda(func(name string, v any) error {
+		s, _ := v.(string)
+		if _, err := ParseResponseHeaders(s); err != nil {
+			return def.Invalid(name, s, err.Error())
+		}
+		return nil
+	}, "Comma-separated header rules, where each header rule is of the form '[action] [header name]:[header value]' and optionally surrounded by double quotes if any part of a header rule contains a comma"),
+		Importance: def.Low, Group: groupREST, Doc: "Headers added to every REST response (KIP-577): comma-separated rules '[action] [header name]:[header value]', action set, add, setDate or addDate (the value of the date actions: milliseconds from now), a rule in double quotes when it holds a comma; e.g. 'set X-Frame-Options: DENY, \"add Cache-Control: no-cache, no-store, must-revalidate\"'."})
 	d.Define(def.Key{Name: RestExtensionClasses, Type: def.List, Default: "",
 		Importance: def.Low, Group: groupREST, Doc: "Java REST extensions cannot run in Sluice; accepted so existing files load, ignored with a warning."})
 	d.Define(def.Key{Name: ClientConfigOverridePolicy, Type: def.String, Default: "All", Validator: def.ValidString("All", "None", "Principal"),

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	workerconfig "github.com/sluice-io/sluice/host/config"
+
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -50,6 +52,9 @@ type Options struct {
 	// AllowMethods is access.control.allow.methods, comma-separated; empty
 	// means GET,POST,HEAD, as Jetty's CrossOriginFilter.
 	AllowMethods string
+	// ResponseHeaders is response.http.headers.config: header rules applied
+	// to every response (config.ParseResponseHeaders).
+	ResponseHeaders string
 	// RequestTimeout bounds every herder call; at the deadline the request is
 	// answered 500 "Request timed out". Default 90 s.
 	RequestTimeout time.Duration
@@ -89,6 +94,7 @@ type config struct {
 	tls          *tls.Config
 	allowOrigins []string
 	allowMethods []string
+	headers      []workerconfig.HeaderRule
 	timeout      time.Duration
 	healthTO     time.Duration
 	maxBody      int64
@@ -174,6 +180,11 @@ func (o Options) validate() (*config, error) {
 		}
 		c.allowMethods = methods
 	}
+	rules, err := workerconfig.ParseResponseHeaders(o.ResponseHeaders)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", workerconfig.ResponseHTTPHeaders, err))
+	}
+	c.headers = rules
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("rest options: %w", err)
 	}
@@ -285,6 +296,7 @@ func OptionsFromWorkerConfig(props map[string]string) (Options, error) {
 	}
 	o.AllowOrigin = props["access.control.allow.origin"]
 	o.AllowMethods = props["access.control.allow.methods"]
+	o.ResponseHeaders = props[workerconfig.ResponseHTTPHeaders]
 
 	ssl := map[string]string{}
 	for k, v := range props {

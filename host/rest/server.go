@@ -77,6 +77,9 @@ func (s *Server) newEcho() *echo.Echo {
 		// Pre, so that a preflight is answered whatever the route's methods.
 		e.Pre(newCORS(s.cfg.allowOrigins, s.cfg.allowMethods).middleware)
 	}
+	if len(s.cfg.headers) > 0 {
+		e.Pre(responseHeaders(s.cfg.headers))
+	}
 	return e
 }
 

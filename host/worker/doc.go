@@ -34,8 +34,8 @@
 // when values a provider gave a TTL expire, unless the connector sets
 // config.action.reload=none (the built-in providers give none).
 //
-// Not applied yet, accepted so existing files load: rest.extension.classes,
-// response.http.headers.config.
+// Accepted so existing files load, and ignored with a warning:
+// rest.extension.classes (Java REST extensions cannot run here).
 //
 // Shutdown order: the REST API stops taking requests; every task gets Stop
 // and all drain together for at most task.shutdown.graceful.timeout.ms

@@ -260,11 +260,12 @@ func (w *Worker) Start(ctx context.Context) error {
 // restOptions maps the worker's REST settings.
 func (w *Worker) restOptions() rest.Options {
 	o := rest.Options{
-		Listeners:      w.cfg.List(config.Listeners),
-		AllowOrigin:    w.cfg.String(config.AccessControlAllowOrigin),
-		AllowMethods:   w.cfg.String(config.AccessControlAllowMethods),
-		RequestTimeout: w.opts.RESTTimeout,
-		Logger:         w.loggers.Logger("sluice.rest"),
+		Listeners:       w.cfg.List(config.Listeners),
+		AllowOrigin:     w.cfg.String(config.AccessControlAllowOrigin),
+		AllowMethods:    w.cfg.String(config.AccessControlAllowMethods),
+		ResponseHeaders: w.cfg.String(config.ResponseHTTPHeaders),
+		RequestTimeout:  w.opts.RESTTimeout,
+		Logger:          w.loggers.Logger("sluice.rest"),
 	}
 	if w.cfg.Has(config.AdminListeners) {
 		o.AdminListeners = append([]string{}, w.cfg.List(config.AdminListeners)...)
