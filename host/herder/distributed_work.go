@@ -68,6 +68,11 @@ type dconn struct {
 	state  string
 	// needTasks asks the next reconcile to generate task configs.
 	needTasks atomic.Bool
+	// starting is set while the instance starts, off the work lock (a
+	// plugin hung in start must not hold up the rest of the worker);
+	// cancelStart abandons that start. Both guarded by work.mu.
+	starting    bool
+	cancelStart context.CancelFunc
 }
 
 // dtask is a task this worker runs (or that failed here).
@@ -507,12 +512,14 @@ func (d *Distributed) reconcile() (retry bool) {
 			continue
 		}
 		if dc == nil {
-			dc = d.startConn(ctx, name, cfg, target)
-			w.conns[name] = dc
-			if dc.inst != nil {
-				dc.needTasks.Store(true)
-			}
-		} else if dc.target != target && dc.inst != nil {
+			// Started off the lock; the start kicks a new pass when done.
+			w.conns[name] = d.startConn(name, cfg, target)
+			continue
+		}
+		if dc.starting {
+			continue
+		}
+		if dc.target != target && dc.inst != nil {
 			dc.target = target
 			d.putConnStatus(name, runningState(TargetState(target)), "", false)
 			if target == storage.TargetStarted {
@@ -625,38 +632,72 @@ func (d *Distributed) restartOwnedTask(id TaskID) bool {
 	return true
 }
 
-// startConn starts a connector instance; a failure is a FAILED status.
-func (d *Distributed) startConn(ctx context.Context, name string, cfg map[string]string, target storage.TargetState) *dconn {
-	dc := &dconn{name: name, cfg: cfg, target: target, gen: connGen.Add(1)}
-	cls, err := d.in.Lookup(ctx, cfg[KeyConnectorClass])
+// startConn starts a connector instance in the background and returns its
+// entry, marked starting; a failure is a FAILED status. Kafka Connect starts
+// connectors off its herder thread too: a connector blocked in start holds
+// up its own requests only. The start is abandoned, and an instance it
+// still gets stopped, when the entry is stopped or replaced meanwhile.
+func (d *Distributed) startConn(name string, cfg map[string]string, target storage.TargetState) *dconn {
+	dc := &dconn{name: name, cfg: cfg, target: target, gen: connGen.Add(1), starting: true}
+	ctx, cancel := context.WithCancel(d.ctx)
+	dc.cancelStart = cancel
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer cancel()
+		cls, inst, err := d.launchConn(ctx, dc)
+		w := &d.work
+		w.mu.Lock()
+		if w.conns[name] != dc || !dc.starting || ctx.Err() != nil {
+			w.mu.Unlock()
+			if inst != nil {
+				sctx, scancel := context.WithTimeout(context.Background(), d.opts.ConnectorStopTimeout)
+				defer scancel()
+				if err := inst.Stop(sctx); err != nil {
+					d.log.Warn("connector started after it was abandoned did not stop cleanly", "connector", name, "error", err)
+				}
+			}
+			return
+		}
+		dc.starting, dc.cancelStart = false, nil
+		dc.class = cls
+		if err != nil {
+			d.log.Error("connector failed to start", "connector", name, "error", err)
+			dc.state = storage.StateFailed
+			d.putConnStatus(name, storage.StateFailed, traceOf(err), true)
+			w.mu.Unlock()
+			return
+		}
+		dc.inst, dc.stop = inst, make(chan struct{})
+		dc.state = runningState(TargetState(dc.target))
+		d.putConnStatus(name, dc.state, "", false)
+		d.watchConn(dc)
+		dc.needTasks.Store(true)
+		w.mu.Unlock()
+		d.log.Info("connector started", "connector", name, "class", cls.Name, "target", target)
+		d.reconcileNow()
+	}()
+	return dc
+}
+
+// launchConn looks the connector's class up, resolves its config and starts
+// its instance, without the work lock.
+func (d *Distributed) launchConn(ctx context.Context, dc *dconn) (Class, ConnectorInstance, error) {
+	cls, err := d.in.Lookup(ctx, dc.cfg[KeyConnectorClass])
 	if err != nil {
-		dc.state = storage.StateFailed
-		d.putConnStatus(name, storage.StateFailed, traceOf(err), true)
-		return dc
+		return Class{}, nil, err
 	}
-	dc.class = cls
 	// The owner of the connector instance, and only it, schedules the
 	// reload restart when values expire: the workers running its tasks
 	// resolve without the reporter (Kafka's would fail with NotLeader).
-	rcfg, err := d.opts.Resolver.Resolve(d.reloads.attach(ctx), cfg)
-	var inst ConnectorInstance
-	if err == nil {
-		end := d.base.stages.begin("starting the connector " + name)
-		inst, err = d.in.StartConnector(ctx, name, cls, rcfg, &dconnCallbacks{d: d, name: name, gen: dc.gen})
-		end()
-	}
+	rcfg, err := d.opts.Resolver.Resolve(d.reloads.attach(ctx), dc.cfg)
 	if err != nil {
-		d.log.Error("connector failed to start", "connector", name, "error", err)
-		dc.state = storage.StateFailed
-		d.putConnStatus(name, storage.StateFailed, traceOf(err), true)
-		return dc
+		return cls, nil, err
 	}
-	dc.inst, dc.stop = inst, make(chan struct{})
-	dc.state = runningState(TargetState(target))
-	d.putConnStatus(name, dc.state, "", false)
-	d.watchConn(dc)
-	d.log.Info("connector started", "connector", name, "class", cls.Name, "target", target)
-	return dc
+	end := d.base.stages.begin("starting the connector " + dc.name)
+	defer end()
+	inst, err := d.in.StartConnector(ctx, dc.name, cls, rcfg, &dconnCallbacks{d: d, name: dc.name, gen: dc.gen})
+	return cls, inst, err
 }
 
 // watchConn turns the unplanned end of a connector's process into FAILED.
@@ -707,6 +748,10 @@ func (d *Distributed) stopConn(dc *dconn) {
 // that failed is restarted when its values expire, as in Kafka Connect,
 // which may well be what it failed for (an expired credential).
 func (d *Distributed) haltConn(dc *dconn) {
+	if dc.cancelStart != nil {
+		dc.cancelStart()
+		dc.starting, dc.cancelStart = false, nil
+	}
 	inst, stop := dc.inst, dc.stop
 	dc.inst, dc.stop = nil, nil
 	if inst == nil {
