@@ -784,7 +784,7 @@ func (d *Distributed) publishTaskConfigs(ctx context.Context, dc *dconn, snap *s
 	}
 	if len(raw) > maxTasks && enforce {
 		dc.state = storage.StateFailed
-		d.putConnStatus(dc.name, storage.StateFailed, fmt.Sprintf("The connector %s has generated %d tasks, which is greater than %d, the maximum number of tasks it is configured to create (tasks.max). Fix the connector, or set tasks.max.enforce=false to allow it.", dc.name, len(raw), maxTasks), true)
+		d.putConnStatus(dc.name, storage.StateFailed, tooManyTasks(dc.name, len(raw), maxTasks), true)
 		return nil
 	}
 	cfgs := make([]map[string]string, len(raw))
@@ -816,9 +816,19 @@ func (d *Distributed) startTask(ctx context.Context, id storage.TaskID, ccfg, tc
 		d.scheduleTaskRestart(dt)
 		return dt
 	}
+	// As Kafka Connect's worker does (KIP-1004): task configs committed
+	// before tasks.max was lowered, or by a connector that ignored it, fail
+	// their tasks when they (re)start while the limit is enforced.
+	if maxTasks, enforce := tasksMax(resolvedOrRaw(ctx, d.opts.Resolver, ccfg)); enforce {
+		if n := len(d.config.Snapshot().TaskConfigs(id.Connector)); n > maxTasks {
+			err = errors.New(tooManyTasks(id.Connector, n, maxTasks))
+		}
+	}
 	spec := TaskSpec{ID: TaskID{Connector: id.Connector, Task: id.Task}, Class: cls, ConnectorConfig: maps.Clone(ccfg), TaskConfig: maps.Clone(tcfg)}
 	var runner TaskRunner
-	spec, err = resolveSpec(ctx, d.opts.Resolver, spec)
+	if err == nil {
+		spec, err = resolveSpec(ctx, d.opts.Resolver, spec)
+	}
 	if err == nil {
 		var topics []string
 		if cls.Type == TypeSink && !d.opts.TopicTrackingDisabled {

@@ -147,6 +147,18 @@ func tasksMax(cfg map[string]string) (int, bool) {
 	return n, enforce
 }
 
+// tooManyTasks is Kafka Connect's TooManyTasksException message (KIP-1004),
+// the status trace of a connector that generated, or of a task of a
+// connector that has, more tasks than tasks.max.
+func tooManyTasks(connector string, tasks, maxTasks int) string {
+	return fmt.Sprintf("The connector %s has generated %d tasks, which is greater than %d, "+
+		"the maximum number of tasks it is configured to create. "+
+		"This behaviour should be considered a bug and is disallowed. "+
+		"If necessary, it can be permitted by reconfiguring the connector with '%s' set to false; "+
+		"however, this option will be removed in a future release of Kafka Connect.",
+		connector, tasks, maxTasks, KeyTasksMaxEnforce)
+}
+
 // reconfigureTasks asks the running connector for its task configs and,
 // when they changed (or force), replaces the tasks.
 func (h *Standalone) reconfigureTasks(ctx context.Context, c *conn, force bool) {
@@ -174,7 +186,7 @@ func (h *Standalone) reconfigureTasks(ctx context.Context, c *conn, force bool) 
 	}
 	if len(raw) > maxTasks {
 		if enforce {
-			fail(fmt.Sprintf("The connector %s has generated %d tasks, which is greater than %d, the maximum number of tasks it is configured to create (tasks.max). Fix the connector, or set tasks.max.enforce=false to allow it.", c.name, len(raw), maxTasks), "")
+			fail(tooManyTasks(c.name, len(raw), maxTasks), "")
 			return
 		}
 		h.log.Warn("connector generated more tasks than tasks.max; allowed by tasks.max.enforce=false", "connector", c.name, "tasks", len(raw), "tasks.max", maxTasks)
