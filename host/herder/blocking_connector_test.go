@@ -238,6 +238,12 @@ func (c *restClient) must(method, path string, body any, status int) restAnswer 
 // is currently <stage>, which began at <instant>." message.
 func timedOut(t *testing.T, what string, a restAnswer, stage string) {
 	t.Helper()
+	timedOutAfter(t, what, a, stage, blockRESTTimeout)
+}
+
+// timedOutAfter is timedOut for a request timeout of timeout.
+func timedOutAfter(t *testing.T, what string, a restAnswer, stage string, timeout time.Duration) {
+	t.Helper()
 	var body struct {
 		Code    int    `json:"error_code"`
 		Message string `json:"message"`
@@ -249,8 +255,8 @@ func timedOut(t *testing.T, what string, a restAnswer, stage string) {
 	if !re.MatchString(body.Message) {
 		t.Fatalf("%s: message %q, want the stage %q", what, body.Message, stage)
 	}
-	if a.elapsed < blockRESTTimeout || a.elapsed > blockRESTTimeout+3*time.Second {
-		t.Fatalf("%s: answered after %v, the request timeout is %v", what, a.elapsed, blockRESTTimeout)
+	if a.elapsed < timeout || a.elapsed > timeout+3*time.Second {
+		t.Fatalf("%s: answered after %v, the request timeout is %v", what, a.elapsed, timeout)
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/sluice-io/sluice/host/herder"
 )
 
@@ -335,4 +338,47 @@ func (r *recordingInstances) NewTask(ctx context.Context, spec herder.TaskSpec, 
 	*r.specs = append(*r.specs, spec)
 	r.mu.Unlock()
 	return r.fakeInstances.NewTask(ctx, spec, l)
+}
+
+// testRequestTimeouts: with the config topic gone, a config write cannot
+// complete; the request answers 500 at the request timeout with the stage
+// it is blocked in, and so does a delete. Unlike Kafka's herder, whose
+// single thread stays stuck in the first write (so its health check fails
+// too), each Sluice request gives its write up at its own deadline: the
+// worker keeps answering, /health included.
+func TestConnectWorkerRequestTimeouts(t *testing.T) {
+	e := newDEnv(t)
+	in := newFakeInstances()
+	h := e.start("w1", in, false)
+	c := newRESTClient(t, h, time.Second)
+	c.must("POST", "/connectors", map[string]any{"name": "a", "config": srcConfig()}, 201)
+	dStates(t, h, "a", "RUNNING:RUNNING,RUNNING")
+
+	adm := kadm.NewClient(e.client())
+	resp, err := adm.DeleteTopics(ctxT(t), dConfigTopic)
+	if err != nil || resp.Error() != nil {
+		t.Fatalf("delete the config topic: %v %v", err, resp.Error())
+	}
+
+	a := c.do("PUT", "/connectors/a/config", srcConfig("tasks.max", "3"))
+	timedOutAfter(t, "reconfigure with the config topic deleted", a, "writing a config for connector a to the config topic", time.Second)
+	a = c.do("DELETE", "/connectors/a", nil)
+	timedOutAfter(t, "delete with the config topic deleted", a, "removing the config for connector a from the config topic", time.Second)
+	c.must("GET", "/health", nil, 200)
+	c.must("GET", "/connectors/a/status", nil, 200)
+	if names, _ := h.Connectors(ctxT(t)); len(names) != 1 || names[0] != "a" {
+		t.Fatalf("connectors %v", names)
+	}
+	dStates(t, h, "a", "RUNNING:RUNNING,RUNNING")
+}
+
+// client is a Kafka client of the test's own on the cluster.
+func (e *dEnv) client() *kgo.Client {
+	e.t.Helper()
+	cl, err := kgo.NewClient(e.opts...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(cl.Close)
+	return cl
 }

@@ -554,6 +554,8 @@ func (d *Distributed) DeleteConnector(ctx context.Context, name string) error {
 	if !d.config.Snapshot().Contains(name) {
 		return Errorf(ErrNotFound, "Connector %s not found", name)
 	}
+	end := d.base.stages.begin("removing the config for connector " + name + " from the config topic")
+	defer end()
 	return d.config.RemoveConnector(ctx, name)
 }
 
