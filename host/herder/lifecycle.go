@@ -68,6 +68,14 @@ func (h *Standalone) startConnector(ctx context.Context, c *conn, forceTasks boo
 		return
 	}
 	h.log.Info("connector started", "connector", c.name, "class", class.Name, "target", target)
+	c.mu.Lock()
+	noTasksYet := c.taskCfgs == nil
+	c.mu.Unlock()
+	if target == TargetPaused && noTasksYet {
+		// Kafka Connect generates task configs only for a connector whose
+		// target is STARTED: one created PAUSED has none until resumed.
+		return
+	}
 	h.reconfigureTasks(ctx, c, forceTasks)
 }
 

@@ -106,6 +106,13 @@ func (h *Standalone) setTarget(ctx context.Context, name string, target TargetSt
 					t.runner.Resume()
 				}
 			}
+			// A connector created PAUSED gets its tasks once resumed.
+			c.mu.Lock()
+			first := target == TargetStarted && c.inst != nil && c.state != StateFailed && c.taskCfgs == nil
+			c.mu.Unlock()
+			if first {
+				h.reconfigureTasks(ctx, c, true)
+			}
 		}
 		h.log.Info("connector target state changed", "connector", name, "from", prev, "to", target)
 		return nil

@@ -291,11 +291,12 @@ func TestPauseResumeStop(t *testing.T) {
 	if f.in.count(f.in.stops, "src") != 1 {
 		t.Fatalf("connector not stopped")
 	}
-	// STOPPED -> PAUSED starts it, paused, with its tasks.
+	// STOPPED -> PAUSED starts it, paused, without tasks (as Kafka
+	// Connect's testPauseStopResume has it); resumed, it gets them.
 	if err := f.h.PauseConnector(ctx, "src"); err != nil {
 		t.Fatal(err)
 	}
-	waitStates(t, f.h, "src", "PAUSED:PAUSED,PAUSED")
+	waitStates(t, f.h, "src", "PAUSED:")
 	if err := f.h.ResumeConnector(ctx, "src"); err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +313,15 @@ func TestInitialStates(t *testing.T) {
 	if _, _, err := f.h.PutConnectorConfig(ctx, "p", srcConfig(), false, herder.TargetPaused); err != nil {
 		t.Fatal(err)
 	}
-	waitStates(t, f.h, "p", "PAUSED:PAUSED,PAUSED")
+	// As in Kafka Connect: created PAUSED, no task configs until resumed.
+	waitStates(t, f.h, "p", "PAUSED:")
+	if tcs, err := f.h.TaskConfigs(ctx, "p"); err != nil || len(tcs) != 0 {
+		t.Fatalf("task configs of a connector created PAUSED: %v %v", tcs, err)
+	}
+	if err := f.h.ResumeConnector(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	waitStates(t, f.h, "p", "RUNNING:RUNNING,RUNNING")
 	if _, _, err := f.h.PutConnectorConfig(ctx, "s", srcConfig(), false, herder.TargetStopped); err != nil {
 		t.Fatal(err)
 	}

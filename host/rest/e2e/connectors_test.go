@@ -155,15 +155,16 @@ func TestCreateErrors(t *testing.T) {
 }
 
 // initial_state (KIP-980): RUNNING, PAUSED and STOPPED show in the status,
-// and a connector created paused or stopped moves no data until resumed.
+// and a connector created paused or stopped moves no data until resumed;
+// as in Kafka Connect, neither has tasks before that.
 func TestInitialState(t *testing.T) {
 	t.Parallel()
 	e := startWorker(t, workerOpts{})
 	for _, c := range []struct{ name, state, status string }{
 		{"run", "RUNNING", "RUNNING:RUNNING"},
-		{"paused", "PAUSED", "PAUSED:PAUSED"},
+		{"paused", "PAUSED", "PAUSED:"},
 		{"stopped", "STOPPED", "STOPPED:"},
-		{"lower", "paused", "PAUSED:PAUSED"},
+		{"lower", "paused", "PAUSED:"},
 	} {
 		in := e.dir + "/" + c.name + ".txt"
 		lines := writeLines(t, in, c.name, 0, 10)
@@ -178,11 +179,14 @@ func TestInitialState(t *testing.T) {
 			e.waitTopic("is-"+c.name, lines)
 			continue
 		}
-		if c.status == "STOPPED:" {
+		if c.status != "RUNNING:RUNNING" {
 			var tasks []taskInfo
 			strict(t, e.must("GET", "/connectors/"+c.name+"/tasks", nil, 200), &tasks)
-			if len(tasks) != 0 || len(e.pids(c.name)) != 0 {
-				t.Fatalf("%s: tasks %v, processes %v", c.name, tasks, e.pids(c.name))
+			// A paused connector's own process runs; a stopped one's not.
+			pids := e.pids(c.name)
+			_, connProc := pids["connector"]
+			if len(tasks) != 0 || len(pids) > 1 || connProc != (c.status == "PAUSED:") {
+				t.Fatalf("%s: tasks %v, processes %v", c.name, tasks, pids)
 			}
 		}
 		time.Sleep(time.Second)

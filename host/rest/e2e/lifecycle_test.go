@@ -219,9 +219,10 @@ func TestPauseResumeStop(t *testing.T) {
 	if n := e.endOffset("prs"); n != int64(len(lines)) {
 		t.Fatalf("a stopped source produced: %d records, want %d", n, len(lines))
 	}
-	// Pausing a stopped connector starts it paused.
+	// Pausing a stopped connector starts it paused, without tasks until
+	// it is resumed (as in Kafka Connect's testPauseStopResume).
 	e.must("PUT", "/connectors/src/pause", nil, 202)
-	e.waitStatus("src", "PAUSED:PAUSED")
+	e.waitStatus("src", "PAUSED:")
 	e.must("PUT", "/connectors/src/resume", nil, 202)
 	e.waitStatus("src", "RUNNING:RUNNING")
 	after := e.waitPids("src", "connector", "task 0")
