@@ -382,3 +382,38 @@ func (e *dEnv) client() *kgo.Client {
 	e.t.Cleanup(cl.Close)
 	return cl
 }
+
+// testPollTimeoutExpiry: a task restart whose stop blocks holds the
+// worker in "stopping tasks" past the group's session and rebalance
+// timeouts (1.5 s and 3 s here; the drain lasts the task shutdown timeout,
+// 1 s, plus 3 s of margin). Kafka's herder thread misses its polls and
+// leaves the group; a Sluice worker heartbeats on its own goroutine, so it
+// stays in the group, in the same generation, and the REST request that
+// waits for the stop times out naming the stage.
+func TestConnectWorkerPollTimeoutExpiry(t *testing.T) {
+	d := newDistributedBlocking(t)
+	h, b, c := d.start(t, "w1")
+	c.must("POST", "/connectors", map[string]any{"name": "a", "config": blockingConfig(blockTaskStop)}, 201)
+	dStates(t, h, "a", "RUNNING:RUNNING")
+	before := d.e.waitStatusTail("status-task-a-0", "RUNNING")
+	gen := before[len(before)-1].Generation
+
+	a := c.do("POST", "/connectors/a/tasks/0/restart", nil)
+	timedOut(t, "restart a task blocked in stop", a, "stopping tasks")
+	if n := b.count(blockTaskStop); n != 1 {
+		t.Fatalf("%d task stops blocked, want 1", n)
+	}
+	// The drain ends at the shutdown timeout, the task is cancelled and
+	// started again.
+	dWait(t, "a-0 started again", func() bool { return b.fakeInstances.count(b.fakeInstances.taskStarts, "a-0") == 2 })
+	dStates(t, h, "a", "RUNNING:RUNNING")
+	recs := d.e.waitStatusTail("status-task-a-0", "RUNNING")
+	for _, r := range recs[len(before):] {
+		if r.Generation != gen {
+			t.Fatalf("status records after the blocked stop %+v: the worker left generation %d", recs[len(before):], gen)
+		}
+	}
+	if err := h.Health(ctxT(t)); err != nil {
+		t.Fatalf("health after the blocked stop: %v", err)
+	}
+}
