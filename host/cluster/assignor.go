@@ -184,12 +184,15 @@ func (l *load) remove(s workSet) {
 	l.tasks = slices.DeleteFunc(l.tasks, func(t TaskID) bool { _, ok := s.tasks[t]; return ok })
 }
 
-// Assign computes one round.
-func (a *Assignor) Assign(r Round) Plan {
-	members := slices.Clone(r.Members)
+// openPlan starts the plan of a round, for either assignor: the members
+// sorted by id, the leader and its URL, and the config offset. A leader
+// behind some member cannot assign what it has not read: then the plan is
+// complete (mismatch true): everyone is told CONFIG_MISMATCH with the
+// newest offset, keeps what it owns, catches up and rejoins.
+func openPlan(r Round) (members []MemberState, plan Plan, mismatch bool) {
+	members = slices.Clone(r.Members)
 	slices.SortFunc(members, func(x, y MemberState) int { return cmp.Compare(x.ID, y.ID) })
-
-	plan := Plan{Leader: r.Leader, Members: make(map[string]MemberPlan, len(members))}
+	plan = Plan{Leader: r.Leader, Members: make(map[string]MemberPlan, len(members))}
 	maxOffset := r.Config.Offset
 	for _, m := range members {
 		if m.ID == r.Leader {
@@ -197,18 +200,25 @@ func (a *Assignor) Assign(r Round) Plan {
 		}
 		maxOffset = max(maxOffset, m.ConfigOffset)
 	}
-
-	// A leader behind some member cannot assign what it has not read:
-	// everyone is told so, catches up and rejoins. Nothing is remembered.
 	if r.Config.Offset < maxOffset {
 		plan.Error = ConfigMismatch
 		plan.ConfigOffset = maxOffset
 		for _, m := range members {
 			plan.Members[m.ID] = MemberPlan{URL: m.URL, Owned: normalize(m.Owned)}
 		}
-		return plan
+		return members, plan, true
 	}
 	plan.ConfigOffset = r.Config.Offset
+	return members, plan, false
+}
+
+// Assign computes one round.
+func (a *Assignor) Assign(r Round) Plan {
+	members, plan, mismatch := openPlan(r)
+	if mismatch {
+		// Nothing is remembered.
+		return plan
+	}
 
 	if a.previousGeneration != r.LastCompletedGeneration {
 		a.previous = newWorkSet()

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"slices"
 )
 
@@ -23,25 +22,15 @@ import (
 // UTF-16 code units; the two orders differ only between characters above
 // U+FFFF and those from U+E000 to U+FFFF.
 func AssignEager(r Round) Plan {
-	members := slices.Clone(r.Members)
-	slices.SortFunc(members, func(x, y MemberState) int { return cmp.Compare(x.ID, y.ID) })
-	plan := Plan{Leader: r.Leader, Members: make(map[string]MemberPlan, len(members))}
-	maxOffset := r.Config.Offset
-	for _, m := range members {
-		if m.ID == r.Leader {
-			plan.LeaderURL = m.URL
-		}
-		maxOffset = max(maxOffset, m.ConfigOffset)
-	}
-	if r.Config.Offset < maxOffset {
-		plan.Error = ConfigMismatch
-		plan.ConfigOffset = maxOffset
-		for _, m := range members {
-			plan.Members[m.ID] = MemberPlan{URL: m.URL}
+	members, plan, mismatch := openPlan(r)
+	if mismatch {
+		// Under eager every member stopped all its work before joining:
+		// it keeps nothing.
+		for id, mp := range plan.Members {
+			plan.Members[id] = MemberPlan{URL: mp.URL}
 		}
 		return plan
 	}
-	plan.ConfigOffset = r.Config.Offset
 	if len(members) == 0 {
 		return plan
 	}
