@@ -485,3 +485,22 @@ func TestBlockingConnectorDistributed(t *testing.T) {
 		dStates(t, h2, "normal-connector", "RUNNING:RUNNING")
 	})
 }
+
+// The standalone worker stops while a connector blocks in start (Kafka's
+// testWorkerRestartWithBlockInConnectorStart, for the part a standalone
+// worker has): Close returns without waiting for the plugin.
+func TestBlockingConnectorStandaloneCloseWhileBlocked(t *testing.T) {
+	f, b, c := standaloneBlocking(t)
+	a := c.do("POST", "/connectors", map[string]any{"name": "blocking-connector", "config": blockingConfig(blockConnStart)})
+	timedOut(t, "create a connector blocked in start", a, "starting the connector blocking-connector")
+	b.waitBlocked(t, blockConnStart)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := f.h.Close(ctx); err != nil {
+		t.Fatalf("close while a connector blocks in start: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("close took %v", d)
+	}
+}

@@ -43,7 +43,11 @@ func (h *Standalone) startConnector(ctx context.Context, c *conn, forceTasks boo
 	var inst ConnectorInstance
 	if err == nil {
 		end := h.stages.begin("starting the connector " + c.name)
-		inst, err = h.in.StartConnector(ctx, c.name, class, cfg, &connCallbacks{h: h, c: c, gen: gen})
+		sctx, cancel := context.WithCancel(ctx)
+		unhook := context.AfterFunc(h.closing, cancel)
+		inst, err = h.in.StartConnector(sctx, c.name, class, cfg, &connCallbacks{h: h, c: c, gen: gen})
+		unhook()
+		cancel()
 		end()
 	}
 	if err != nil {

@@ -113,6 +113,11 @@ type Standalone struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// closing ends when Close begins: connector starts in flight are
+	// abandoned then, so that a plugin hung in start does not hold the
+	// connector (and Close, which waits for it) until the call deadline.
+	closing     context.Context
+	stopClosing context.CancelFunc
 
 	stages   stages
 	workerID atomic.Pointer[string]
@@ -166,6 +171,7 @@ func NewStandalone(opts StandaloneOptions) (*Standalone, error) {
 		cancel: cancel,
 		conns:  map[string]*conn{},
 	}
+	h.closing, h.stopClosing = context.WithCancel(context.Background())
 	h.reloads = newReloads(opts.Logger, h.reloadConfig, h.reloadConnector)
 	// Everything the herder resolves under its own context (starting
 	// connectors and tasks) reports expiring values; validation, under
@@ -204,6 +210,7 @@ func (h *Standalone) Close(ctx context.Context) error {
 	h.closed = true
 	conns := slices.Collect(maps.Values(h.conns))
 	h.mu.Unlock()
+	h.stopClosing()
 
 	var wg sync.WaitGroup
 	for _, c := range conns {
