@@ -645,10 +645,11 @@ func (d *Distributed) startConn(name string, cfg map[string]string, target stora
 	go func() {
 		defer d.wg.Done()
 		defer cancel()
-		cls, inst, err := d.launchConn(ctx, dc)
+		cls, inst, exp, err := d.launchConn(ctx, dc)
 		w := &d.work
 		w.mu.Lock()
 		if w.conns[name] != dc || !dc.starting || ctx.Err() != nil {
+			// Its values expire with it: no reload is scheduled.
 			w.mu.Unlock()
 			if inst != nil {
 				sctx, scancel := context.WithTimeout(context.Background(), d.opts.ConnectorStopTimeout)
@@ -661,6 +662,10 @@ func (d *Distributed) startConn(name string, cfg map[string]string, target stora
 		}
 		dc.starting, dc.cancelStart = false, nil
 		dc.class = cls
+		// The start is this worker's instance (running, or failed with
+		// values read): its values' TTL schedules the reload restart.
+		// Here, under the work lock, where a stop of the entry cancels it.
+		exp.schedule(d.reloads, dc.cfg)
 		if err != nil {
 			d.log.Error("connector failed to start", "connector", name, "error", err)
 			dc.state = storage.StateFailed
@@ -681,23 +686,27 @@ func (d *Distributed) startConn(name string, cfg map[string]string, target stora
 }
 
 // launchConn looks the connector's class up, resolves its config and starts
-// its instance, without the work lock.
-func (d *Distributed) launchConn(ctx context.Context, dc *dconn) (Class, ConnectorInstance, error) {
+// its instance, without the work lock. It returns when the values read
+// expire, for the caller to schedule the reload once it knows the start
+// still counts: the owner of the connector instance, and only it,
+// schedules the reload restart (the workers running its tasks resolve
+// without a reporter; Kafka's would fail with NotLeader), and a start
+// abandoned meanwhile (the connector stopped, revoked, reconfigured)
+// schedules nothing.
+func (d *Distributed) launchConn(ctx context.Context, dc *dconn) (Class, ConnectorInstance, expiry, error) {
 	cls, err := d.in.Lookup(ctx, dc.cfg[KeyConnectorClass])
 	if err != nil {
-		return Class{}, nil, err
+		return Class{}, nil, expiry{}, err
 	}
-	// The owner of the connector instance, and only it, schedules the
-	// reload restart when values expire: the workers running its tasks
-	// resolve without the reporter (Kafka's would fail with NotLeader).
-	rcfg, err := d.opts.Resolver.Resolve(d.reloads.attach(ctx), dc.cfg)
+	rcfg, ttl, err := d.opts.Resolver.ResolveTTL(ctx, dc.cfg)
 	if err != nil {
-		return cls, nil, err
+		return cls, nil, expiry{}, err
 	}
+	exp := expiry{at: time.Now().Add(ttl), ttl: ttl}
 	end := d.base.stages.begin("starting the connector " + dc.name)
 	defer end()
 	inst, err := d.in.StartConnector(ctx, dc.name, cls, rcfg, &dconnCallbacks{d: d, name: dc.name, gen: dc.gen})
-	return cls, inst, err
+	return cls, inst, exp, err
 }
 
 // watchConn turns the unplanned end of a connector's process into FAILED.

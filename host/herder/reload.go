@@ -87,6 +87,22 @@ func (r *reloads) observe(cfg map[string]string, ttl time.Duration) {
 	r.schedule(name, ttl)
 }
 
+// expiry is when values read for a connector expire, kept to schedule
+// the reload later than they were read (ttl 0: they do not).
+type expiry struct {
+	at  time.Time
+	ttl time.Duration
+}
+
+// schedule reports the expiry of cfg's values to r, as a resolution under
+// attach would have when they were read: the time since counts.
+func (e expiry) schedule(r *reloads, cfg map[string]string) {
+	if e.ttl <= 0 {
+		return
+	}
+	r.observe(cfg, max(time.Until(e.at), time.Millisecond))
+}
+
 // schedule has name restart after ttl, unless a restart is pending that
 // comes sooner.
 func (r *reloads) schedule(name string, ttl time.Duration) {
@@ -221,8 +237,9 @@ const reloadRequestTimeout = 30 * time.Second
 var reloadRetryDelay = 5 * time.Second
 
 // newReloads builds the reloads of a distributed herder: the worker that
-// runs a connector instance resolves its config under attach when it starts
-// it (and for tasks.max next to TaskConfigs), and cancels the pending restart
+// runs a connector instance reports the expiry of the values it started it
+// with (launchConn, once the start is known to count) and resolves under
+// attach for tasks.max next to TaskConfigs, and cancels the pending restart
 // when it stops it; the workers running only its tasks never schedule one.
 func (d *Distributed) newReloads() *reloads {
 	return newReloads(d.log, func(name string) (map[string]string, bool) {
@@ -285,7 +302,8 @@ func (d *Distributed) connGeneration(name string) (uint64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	dc := w.conns[name]
-	if dc == nil {
+	if dc == nil || dc.starting {
+		// None, or one starting anew, which reads the values again.
 		return 0, false
 	}
 	return dc.gen, true

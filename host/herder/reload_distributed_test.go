@@ -1,6 +1,7 @@
 package herder_test
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,4 +147,76 @@ func (e *dEnv) topicID(topic string) [16]byte {
 		e.t.Fatalf("topic %s: %v", topic, d.Err)
 	}
 	return d.ID
+}
+
+// gatedProvider is a leaseProvider whose answers after the first (the
+// validation of the connector's config) wait until the gate opens: a slow
+// secret store.
+type gatedProvider struct {
+	leaseProvider
+	gate    chan struct{}
+	waiting chan struct{} // receives once per call that waits
+	n       atomic.Int32
+}
+
+func (p *gatedProvider) GetWithTTL(ctx context.Context, path string, keys []string) (configprovider.Data, error) {
+	if p.n.Add(1) > 1 {
+		select {
+		case <-p.gate:
+		default:
+			p.waiting <- struct{}{}
+			<-p.gate
+		}
+	}
+	return p.leaseProvider.GetWithTTL(ctx, path, keys)
+}
+
+func (p *gatedProvider) Get(ctx context.Context, path string, keys []string) (map[string]string, error) {
+	d, err := p.GetWithTTL(ctx, path, keys)
+	return d.Values, err
+}
+
+// A connector start abandoned while its values were being read (the
+// connector stopped meanwhile) schedules no reload: the TTL it read
+// belongs to no instance, and must not restart the one started on resume.
+func TestDistributedReloadNotScheduledByAbandonedStart(t *testing.T) {
+	const ttl = time.Second
+	e := newDEnv(t)
+	p := &gatedProvider{leaseProvider: leaseProvider{value: "pw-1", ttl: ttl}, gate: make(chan struct{}), waiting: make(chan struct{}, 4)}
+	e.resolver = (*configprovider.Resolver)(nil).With("vault", p)
+	in := newFakeInstances()
+	h := e.start("w1", in, true)
+	ctx := ctxT(t)
+	if _, _, err := h.PutConnectorConfig(ctx, "src", srcConfig("secret", leaseVar), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	// The start now waits on the provider; the connector is stopped.
+	select {
+	case <-p.waiting:
+	case <-time.After(dPatience):
+		t.Fatal("the connector's start did not read its values")
+	}
+	if err := h.StopConnector(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	dWait(t, "src STOPPED", func() bool {
+		st, err := h.ConnectorStatus(context.Background(), "src")
+		return err == nil && st.Connector.State == herder.StateStopped
+	})
+	// The abandoned start gets its values (TTL 1 s); the next ones last.
+	close(p.gate)
+	time.Sleep(200 * time.Millisecond)
+	p.set("pw-2", time.Minute)
+	if err := h.ResumeConnector(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	n := in.count(in.starts, "src")
+	time.Sleep(ttl + time.Second)
+	if m := in.count(in.starts, "src"); m != n {
+		t.Fatalf("connector started %d times more after its resume: a reload scheduled by the abandoned start restarted it", m-n)
+	}
+	if c := in.conn("src"); c == nil || c.cfg["secret"] != "pw-2" {
+		t.Fatalf("connector runs with %v", c)
+	}
 }
