@@ -400,12 +400,11 @@ func TestBlockingConnectorDistributed(t *testing.T) {
 		c.must("POST", "/connectors", map[string]any{"name": "blocking-connector", "config": blockingConfig(blockConnStart)}, 201)
 		b.waitBlocked(t, blockConnStart)
 		normalConnector(t, c, h, func(want string) { dStates(t, h, "normal-connector", want) })
-		// Unlike Kafka's, whose owner restarts the connector inside the
-		// request and so times out with "starting the connector", a
-		// distributed Sluice worker acknowledges a restart once the
-		// request is in the config topic: the blocked start is abandoned
-		// and a fresh one blocks again, the stage says so meanwhile.
-		c.must("POST", "/connectors/blocking-connector/restart", nil, 204)
+		// The restart, asked of the worker that runs the connector,
+		// abandons the blocked start and waits for a fresh one, which
+		// blocks again: the request times out in "starting the connector".
+		a := c.do("POST", "/connectors/blocking-connector/restart", nil)
+		timedOut(t, "restart a connector blocked in start", a, "starting the connector blocking-connector")
 		b.waitBlocked(t, blockConnStart)
 		if n := b.count(blockConnStart); n != 2 {
 			t.Fatalf("%d starts blocked, want 2", n)

@@ -724,11 +724,55 @@ func (d *Distributed) RestartConnector(ctx context.Context, name string, include
 		}
 		plan = st
 	}
+	// A legacy restart asked of the worker running the connector answers
+	// once the new instance has started, as Kafka Connect's owner does: a
+	// connector hung in start makes it time out in "starting the
+	// connector". (Asked of another worker, it answers at once.)
+	legacy := !includeTasks && !onlyFailed
+	var oldGen uint64
+	running := false
+	if legacy {
+		d.work.mu.Lock()
+		if dc := d.work.conns[name]; dc != nil {
+			oldGen, running = dc.gen, true
+		}
+		d.work.mu.Unlock()
+	}
 	req := storage.RestartRequest{Connector: name, IncludeTasks: includeTasks, OnlyFailed: onlyFailed}
 	if err := d.config.PutRestartRequest(ctx, req); err != nil {
 		return nil, err
 	}
+	if legacy && running {
+		if err := d.awaitConnRestart(ctx, name, oldGen); err != nil {
+			return nil, err
+		}
+	}
 	return plan, nil
+}
+
+// awaitConnRestart waits until the instance of generation oldGen of
+// connector name was replaced by one that has started (or failed to), or
+// this worker no longer runs the connector.
+func (d *Distributed) awaitConnRestart(ctx context.Context, name string, oldGen uint64) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		w := &d.work
+		w.mu.Lock()
+		dc := w.conns[name]
+		done := !w.owned.HasConnector(name) || (dc != nil && dc.gen != oldGen && !dc.starting)
+		w.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("restart connector %s: %w", name, ctx.Err())
+		case <-d.ctx.Done():
+			return errClosed
+		case <-tick.C:
+		}
+	}
 }
 
 // RestartTask implements Herder: done by the task's owner; the request goes
