@@ -1,9 +1,11 @@
 // Command testplugin is a plugin binary for the REST end-to-end tests of
-// host/rest/e2e; it is not shipped. It serves two source classes:
+// host/rest/e2e; it is not shipped. It serves three source classes:
 //
 //   - io.sluice.test.HangingValidateSource, whose Validate never returns
 //     (it ignores its context too), standing in for a connector that wedges
 //     in validation, as Kafka's BlockingConnector does;
+//   - io.sluice.test.HangingStartSource, whose Start never returns: the
+//     same, wedged in start;
 //   - io.sluice.test.SecretSource, which declares PASSWORD-typed settings so
 //     the tests can check that secrets and ${provider:path:key}
 //     placeholders come back from the API as they were written. Its tasks
@@ -26,6 +28,12 @@ func main() {
 			Aliases: []string{"HangingValidate"},
 			Doc:     "Validation never returns.",
 			New:     func() pluginsdk.Connector { return &hanging{} },
+		},
+		pluginsdk.Class{
+			Name:    "io.sluice.test.HangingStartSource",
+			Aliases: []string{"HangingStart"},
+			Doc:     "Start never returns.",
+			New:     func() pluginsdk.Connector { return &hangingStart{} },
 		},
 		pluginsdk.Class{
 			Name: "io.sluice.test.SecretSource",
