@@ -417,3 +417,33 @@ func TestConnectWorkerPollTimeoutExpiry(t *testing.T) {
 		t.Fatalf("health after the blocked stop: %v", err)
 	}
 }
+
+// testDeleteConnectorCreatedWithPausedOrStoppedInitialState on a
+// standalone worker.
+func TestConnectWorkerDeleteCreatedPausedOrStoppedStandalone(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	for _, target := range []herder.TargetState{herder.TargetPaused, herder.TargetStopped} {
+		if _, created, err := f.h.PutConnectorConfig(ctx, "a", srcConfig(), false, target); err != nil || !created {
+			t.Fatalf("create %s: %v %v", target, created, err)
+		}
+		waitStates(t, f.h, "a", string(target)+":")
+		if info, err := f.h.ConnectorInfo(ctx, "a"); err != nil || len(info.Tasks) != 0 {
+			t.Fatalf("%s: info %+v %v", target, info, err)
+		}
+		if err := f.h.DeleteConnector(ctx, "a"); err != nil {
+			t.Fatalf("delete the connector created %s: %v", target, err)
+		}
+		if names, _ := f.h.Connectors(ctx); len(names) != 0 {
+			t.Fatalf("%s: connectors after delete %v", target, names)
+		}
+		_, err := f.h.ConnectorStatus(ctx, "a")
+		herderErr(t, err, herder.ErrNotFound, "No status found for connector a")
+	}
+	if n := f.in.count(f.in.taskStarts, "a-0"); n != 0 {
+		t.Fatalf("%d tasks built", n)
+	}
+	if n := f.in.count(f.in.starts, "a"); n != 1 {
+		t.Fatalf("connector started %d times, want 1 (PAUSED runs its connector, STOPPED does not)", n)
+	}
+}
