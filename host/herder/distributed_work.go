@@ -109,7 +109,7 @@ func (d *Distributed) ConfigSnapshot() cluster.ConfigSnapshot {
 
 // OnRevoked implements cluster.Handler: the revoked work is stopped (tasks
 // drain together) before the call returns.
-func (d *Distributed) OnRevoked(_ context.Context, a cluster.Assignment) {
+func (d *Distributed) OnRevoked(ctx context.Context, a cluster.Assignment) {
 	w := &d.work
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -125,12 +125,23 @@ func (d *Distributed) OnRevoked(_ context.Context, a cluster.Assignment) {
 		}
 	}
 	d.stopTasks(stop, true)
+	// The connectors stop together, each within ConnectorStopTimeout and
+	// all before the round's deadline (ctx: the rebalance timeout less a
+	// margin), as Kafka Connect stops and awaits revoked connectors in
+	// parallel: stopped one after another, a few hung connectors would
+	// outlast the rebalance.
+	var stopping sync.WaitGroup
+	var gone []string
 	for _, c := range a.Revoked.Connectors {
 		if dc := w.conns[c]; dc != nil {
-			d.stopConn(dc)
 			delete(w.conns, c)
-			d.putConnStatus(c, storage.StateUnassigned, "", true)
+			gone = append(gone, c)
+			stopping.Go(func() { d.stopConnWithin(ctx, dc) })
 		}
+	}
+	stopping.Wait()
+	for _, c := range gone {
+		d.putConnStatus(c, storage.StateUnassigned, "", true)
 	}
 	// The statuses go out before the worker rejoins (Kafka Connect
 	// flushes its status store here): written later, an UNASSIGNED could
@@ -749,14 +760,24 @@ func (d *Distributed) failConn(name string, gen uint64, trace string) {
 // restart goes with it: deleted, revoked, reconfigured or STOPPED, the
 // next start (here or on its new owner) reads the values again.
 func (d *Distributed) stopConn(dc *dconn) {
+	d.stopConnWithin(context.Background(), dc)
+}
+
+// stopConnWithin is stopConn giving the instance's Stop at most until
+// ctx ends (and never more than ConnectorStopTimeout).
+func (d *Distributed) stopConnWithin(ctx context.Context, dc *dconn) {
 	d.reloads.cancel(dc.name)
-	d.haltConn(dc)
+	d.haltConnWithin(ctx, dc)
 }
 
 // haltConn is stopConn keeping the pending reload restart: a connector
 // that failed is restarted when its values expire, as in Kafka Connect,
 // which may well be what it failed for (an expired credential).
 func (d *Distributed) haltConn(dc *dconn) {
+	d.haltConnWithin(context.Background(), dc)
+}
+
+func (d *Distributed) haltConnWithin(parent context.Context, dc *dconn) {
 	if dc.cancelStart != nil {
 		dc.cancelStart()
 		dc.starting, dc.cancelStart = false, nil
@@ -769,7 +790,13 @@ func (d *Distributed) haltConn(dc *dconn) {
 	close(stop)
 	end := d.base.stages.begin("stopping the connector " + dc.name)
 	defer end()
-	ctx, cancel := context.WithTimeout(context.Background(), d.opts.ConnectorStopTimeout)
+	// parent's deadline, if any, shortens the budget; its cancellation
+	// does not: a stop that was asked for is still worth its time.
+	budget := d.opts.ConnectorStopTimeout
+	if dl, ok := parent.Deadline(); ok {
+		budget = max(min(budget, time.Until(dl)), 0)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	if err := inst.Stop(ctx); err != nil {
 		d.log.Warn("connector did not stop cleanly", "connector", dc.name, "error", err)
