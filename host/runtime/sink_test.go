@@ -76,6 +76,49 @@ func deliveredCounts(recs []*data.SinkRecord) map[string]int {
 	return out
 }
 
+// startSinkTask runs task n of the "snk" connector on c with f as its
+// plugin and cfg changed by mod (nil: unchanged).
+func startSinkTask(t *testing.T, c *kfake.Cluster, f *fakeSink, n int, mod func(*SinkConfig), topics ...string) (Task, func() error) {
+	t.Helper()
+	cfg := sinkConfig(c, f, nil, topics...)
+	cfg.ID.Task = n
+	if mod != nil {
+		mod(&cfg)
+	}
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task, runTask(t, task)
+}
+
+// stopDeliveredOnce stops the tasks, each Run ending without error, and
+// checks that their plugins were put want distinct records, each once.
+func stopDeliveredOnce(t *testing.T, want int, tasks []Task, waits []func() error, fakes ...*fakeSink) {
+	t.Helper()
+	for _, task := range tasks {
+		task.Stop()
+	}
+	for _, wait := range waits {
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recs []*data.SinkRecord
+	for _, f := range fakes {
+		recs = append(recs, f.deliveredList()...)
+	}
+	all := deliveredCounts(recs)
+	if len(all) != want {
+		t.Errorf("%d distinct records, want %d", len(all), want)
+	}
+	for k, n := range all {
+		if n != 1 {
+			t.Errorf("%s delivered %d times", k, n)
+		}
+	}
+}
+
 func TestSinkValidation(t *testing.T) {
 	base := func() SinkConfig {
 		return SinkConfig{ID: TaskID{"s", 0}, Launch: newFakeSink(&events{}).launch, Pipeline: testPipeline()}
@@ -527,24 +570,14 @@ func TestSinkRevocationCommitsAndCloses(t *testing.T) {
 	for p := range int32(4) {
 		produceTo(t, c, "r", p, 0, 20)
 	}
-	ev1, ev2 := &events{}, &events{}
-	f1, f2 := newFakeSink(ev1), newFakeSink(ev2)
-	task1, err := NewSinkTask(sinkConfig(c, f1, nil, "r"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait1 := runTask(t, task1)
+	ev1 := &events{}
+	f1, f2 := newFakeSink(ev1), newFakeSink(&events{})
+	task1, wait1 := startSinkTask(t, c, f1, 0, nil, "r")
 	eventually(t, "task 1 delivers all", func() bool { return len(f1.deliveredList()) == 80 })
 	if got := f1.openList(); len(got) != 4 {
 		t.Fatalf("task 1 open = %v", got)
 	}
-	cfg2 := sinkConfig(c, f2, nil, "r")
-	cfg2.ID.Task = 1
-	task2, err := NewSinkTask(cfg2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait2 := runTask(t, task2)
+	task2, wait2 := startSinkTask(t, c, f2, 1, nil, "r")
 	eventually(t, "the rebalance", func() bool { return len(f2.openList()) == 2 && len(f1.openList()) == 2 })
 	closeAt := ev1.lastIndex("close")
 	if closeAt < 1 || !strings.HasPrefix(ev1.list()[closeAt-1], "precommit ") {
@@ -566,23 +599,7 @@ func TestSinkRevocationCommitsAndCloses(t *testing.T) {
 	}
 	eventually(t, "new records delivered", func() bool { return len(f1.deliveredList())+len(f2.deliveredList()) == 100 })
 	time.Sleep(200 * time.Millisecond)
-	task1.Stop()
-	task2.Stop()
-	if err := wait1(); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait2(); err != nil {
-		t.Fatal(err)
-	}
-	all := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
-	if len(all) != 100 {
-		t.Errorf("%d distinct records, want 100", len(all))
-	}
-	for k, n := range all {
-		if n != 1 {
-			t.Errorf("%s delivered %d times", k, n)
-		}
-	}
+	stopDeliveredOnce(t, 100, []Task{task1, task2}, []func() error{wait1, wait2}, f1, f2)
 }
 
 // Paused: no Put. Resumed: the records that came meanwhile move.
@@ -1267,24 +1284,12 @@ func TestSinkEagerAssignor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev1, ev2 := &events{}, &events{}
-	f1, f2 := newFakeSink(ev1), newFakeSink(ev2)
-	cfg1 := sinkConfig(c, f1, nil, "r")
-	cfg1.Balancers = s.Balancers
-	task1, err := NewSinkTask(cfg1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait1 := runTask(t, task1)
+	ev1 := &events{}
+	f1, f2 := newFakeSink(ev1), newFakeSink(&events{})
+	eager := func(cfg *SinkConfig) { cfg.Balancers = s.Balancers }
+	task1, wait1 := startSinkTask(t, c, f1, 0, eager, "r")
 	eventually(t, "task 1 delivers all", func() bool { return len(f1.deliveredList()) == 80 })
-	cfg2 := sinkConfig(c, f2, nil, "r")
-	cfg2.ID.Task = 1
-	cfg2.Balancers = s.Balancers
-	task2, err := NewSinkTask(cfg2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait2 := runTask(t, task2)
+	task2, wait2 := startSinkTask(t, c, f2, 1, eager, "r")
 	eventually(t, "the rebalance", func() bool { return len(f2.openList()) == 2 && len(f1.openList()) == 2 })
 	// Eager: task 1 gave up all four partitions, not just the two that moved.
 	closeAt := ev1.lastIndex("close")
@@ -1317,23 +1322,7 @@ func TestSinkEagerAssignor(t *testing.T) {
 	}
 	eventually(t, "new records delivered", func() bool { return len(f1.deliveredList())+len(f2.deliveredList()) == 100 })
 	time.Sleep(200 * time.Millisecond)
-	task1.Stop()
-	task2.Stop()
-	if err := wait1(); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait2(); err != nil {
-		t.Fatal(err)
-	}
-	all := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
-	if len(all) != 100 {
-		t.Errorf("%d distinct records, want 100", len(all))
-	}
-	for k, n := range all {
-		if n != 1 {
-			t.Errorf("%s delivered %d times", k, n)
-		}
-	}
+	stopDeliveredOnce(t, 100, []Task{task1, task2}, []func() error{wait1, wait2}, f1, f2)
 }
 
 // consumer.group.protocol=consumer (KIP-848): the broker assigns the
@@ -1348,24 +1337,13 @@ func TestSinkConsumerGroupProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	f1, f2 := newFakeSink(&events{}), newFakeSink(&events{})
-	cfg1 := sinkConfig(c, f1, nil, "r")
-	cfg1.ConsumerOpts = append(cfg1.ConsumerOpts, s.Opts...)
-	cfg1.Balancers = s.Balancers
-	task1, err := NewSinkTask(cfg1)
-	if err != nil {
-		t.Fatal(err)
+	kip848 := func(cfg *SinkConfig) {
+		cfg.ConsumerOpts = append(cfg.ConsumerOpts, s.Opts...)
+		cfg.Balancers = s.Balancers
 	}
-	wait1 := runTask(t, task1)
+	task1, wait1 := startSinkTask(t, c, f1, 0, kip848, "r")
 	eventually(t, "task 1 delivers all", func() bool { return len(f1.deliveredList()) == 80 })
-	cfg2 := sinkConfig(c, f2, nil, "r")
-	cfg2.ID.Task = 1
-	cfg2.ConsumerOpts = append(cfg2.ConsumerOpts, s.Opts...)
-	cfg2.Balancers = s.Balancers
-	task2, err := NewSinkTask(cfg2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait2 := runTask(t, task2)
+	task2, wait2 := startSinkTask(t, c, f2, 1, kip848, "r")
 	eventually(t, "the broker's split", func() bool { return len(f2.openList()) == 2 && len(f1.openList()) == 2 })
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
 	if err != nil {
@@ -1384,21 +1362,5 @@ func TestSinkConsumerGroupProtocol(t *testing.T) {
 	}
 	eventually(t, "new records delivered", func() bool { return len(f1.deliveredList())+len(f2.deliveredList()) == 100 })
 	time.Sleep(200 * time.Millisecond)
-	task1.Stop()
-	task2.Stop()
-	if err := wait1(); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait2(); err != nil {
-		t.Fatal(err)
-	}
-	all := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
-	if len(all) != 100 {
-		t.Errorf("%d distinct records, want 100", len(all))
-	}
-	for k, n := range all {
-		if n != 1 {
-			t.Errorf("%s delivered %d times", k, n)
-		}
-	}
+	stopDeliveredOnce(t, 100, []Task{task1, task2}, []func() error{wait1, wait2}, f1, f2)
 }
