@@ -134,6 +134,7 @@ func TestConnectorPlugins(t *testing.T) {
 		"org.apache.kafka.connect.file.FileStreamSinkConnector sink",
 		"io.sluice.connect.datagen.DatagenConnector source",
 		"io.sluice.examples.CounterSource source",
+		"io.sluice.test.HangingStartSource source",
 		"io.sluice.test.HangingValidateSource source",
 		"io.sluice.test.SecretSource source",
 		"org.apache.kafka.connect.file.FileStreamSourceConnector source",
