@@ -45,13 +45,20 @@ type work struct {
 	// rebalance, if still assigned).
 	assignedGens map[string]int
 	conns        map[string]*dconn
-	tasks        map[storage.TaskID]*dtask
+	// starts holds, by connector, a channel closed when its latest
+	// instance start has ended: handed its instance over, or stopped the
+	// one it got too late. A new start of the connector waits for it, so
+	// that an abandoned start that completes late never runs beside the
+	// next instance on this worker.
+	starts map[string]chan struct{}
+	tasks  map[storage.TaskID]*dtask
 	// live lets OnLost cancel task runners without waiting for mu.
 	live sync.Map // storage.TaskID → *dtask
 }
 
 func (w *work) init() {
 	w.conns = map[string]*dconn{}
+	w.starts = map[string]chan struct{}{}
 	w.tasks = map[storage.TaskID]*dtask{}
 	w.assignedGens = map[string]int{}
 }
@@ -652,12 +659,31 @@ func (d *Distributed) startConn(name string, cfg map[string]string, target stora
 	dc := &dconn{name: name, cfg: cfg, target: target, gen: connGen.Add(1), starting: true}
 	ctx, cancel := context.WithCancel(d.ctx)
 	dc.cancelStart = cancel
+	// work.mu is held: the previous start of the connector, if any, and
+	// this one's end.
+	w := &d.work
+	prev, done := w.starts[name], make(chan struct{})
+	w.starts[name] = done
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		defer cancel()
+		defer func() {
+			w.mu.Lock()
+			if w.starts[name] == done {
+				delete(w.starts, name)
+			}
+			w.mu.Unlock()
+			close(done)
+		}()
+		if prev != nil {
+			// An abandoned start still stopping what it got late.
+			select {
+			case <-prev:
+			case <-ctx.Done():
+			}
+		}
 		cls, inst, exp, err := d.launchConn(ctx, dc)
-		w := &d.work
 		w.mu.Lock()
 		if w.conns[name] != dc || !dc.starting || ctx.Err() != nil {
 			// Its values expire with it: no reload is scheduled.
