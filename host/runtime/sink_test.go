@@ -1328,7 +1328,9 @@ func TestSinkEagerAssignor(t *testing.T) {
 // consumer.group.protocol=consumer (KIP-848): the broker assigns the
 // partitions; two tasks split them and deliver every record once.
 func TestSinkConsumerGroupProtocol(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"r": 4})
+	// The broker's heartbeat interval (5 s by default) paces each step of
+	// a KIP-848 reassignment: revoke at one heartbeat, assign at the next.
+	c := newCluster(t, 1, map[string]int32{"r": 4}, kfake.BrokerConfigs(map[string]string{"group.consumer.heartbeat.interval.ms": "100"}))
 	for p := range int32(4) {
 		produceTo(t, c, "r", p, 0, 20)
 	}
