@@ -365,18 +365,7 @@ func TestMembersJoinOneByOne(t *testing.T) {
 	// What the coordinator holds decodes as Kafka Connect's formats: each
 	// member's metadata names its URL, config offset and what it runs,
 	// and its assignment names the leader.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrDescribeGroupsRequest()
-	req.Groups = []string{testGroup}
-	resp, err := req.RequestWith(context.Background(), cl)
-	if err != nil || len(resp.Groups) != 1 {
-		t.Fatalf("describe: %v %+v", err, resp)
-	}
-	dg := resp.Groups[0]
+	dg := describeGroup(t, e)
 	if dg.ProtocolType != ProtocolType || dg.Protocol != string(Sessioned) || len(dg.Members) != 3 {
 		t.Fatalf("described group %s/%s with %d members", dg.ProtocolType, dg.Protocol, len(dg.Members))
 	}

@@ -30,13 +30,7 @@ func (e *dEnv) lastStatusValue(key string) (value []byte, ok bool) {
 // status whose task the config topic no longer has; the remaining task
 // keeps running and keeps its status.
 func TestDistributedFewerTasksTombstoned(t *testing.T) {
-	e := newDEnv(t)
-	in := newFakeInstances()
-	h := e.start("w1", in, false)
-	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig(), false, herder.TargetStarted); err != nil {
-		t.Fatal(err)
-	}
-	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	e, in, h := runningSrc(t)
 	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig("tasks.max", "1"), true, herder.TargetStarted); err != nil {
 		t.Fatal(err)
 	}

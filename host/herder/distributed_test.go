@@ -331,13 +331,7 @@ func TestDistributedCreateRunsTasks(t *testing.T) {
 // Pause, resume, task restart, connector restart with tasks, stop and
 // resume from STOPPED act on the instances and show in the statuses.
 func TestDistributedLifecycle(t *testing.T) {
-	e := newDEnv(t)
-	in := newFakeInstances()
-	h := e.start("w1", in, false)
-	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig(), false, herder.TargetStarted); err != nil {
-		t.Fatal(err)
-	}
-	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	e, in, h := runningSrc(t)
 
 	if err := h.PauseConnector(ctxT(t), "src"); err != nil {
 		t.Fatal(err)
@@ -595,13 +589,7 @@ func TestDistributedAutoRestartCountsAfresh(t *testing.T) {
 // current snapshot, resolves the rebalance (Kafka Connect's herder requests
 // a rejoin when its config offset does not match the assignment's).
 func TestDistributedAssignmentFromOlderConfigRejoins(t *testing.T) {
-	e := newDEnv(t)
-	in := newFakeInstances()
-	h := e.start("w1", in, false)
-	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig(), false, herder.TargetStarted); err != nil {
-		t.Fatal(err)
-	}
-	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	_, in, h := runningSrc(t)
 	gen := herder.Generation(h)
 	off := h.ConfigSnapshot().Offset
 	if gen < 1 || off < 2 {
@@ -623,4 +611,18 @@ func TestDistributedAssignmentFromOlderConfigRejoins(t *testing.T) {
 			t.Fatalf("%d starts of %s, want 1", n, id)
 		}
 	}
+}
+
+// runningSrc starts worker w1 and creates connector "src" (two tasks) on
+// it, returning once the connector and its tasks run.
+func runningSrc(t *testing.T) (*dEnv, *fakeInstances, *herder.Distributed) {
+	t.Helper()
+	e := newDEnv(t)
+	in := newFakeInstances()
+	h := e.start("w1", in, false)
+	if _, _, err := h.PutConnectorConfig(ctxT(t), "src", srcConfig(), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	dStates(t, h, "src", "RUNNING:RUNNING,RUNNING")
+	return e, in, h
 }

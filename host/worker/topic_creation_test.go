@@ -1,7 +1,6 @@
 package worker_test
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -12,24 +11,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // topicPartitions is how many partitions the broker holds for topic.
 func topicPartitions(t *testing.T, seeds []string, topic string) int {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	details, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	adm, ctx, done := admin(t, seeds)
+	defer done()
+	details, err := adm.ListTopics(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,16 +240,24 @@ func readLines(t *testing.T, path string) []counterRec {
 	return out
 }
 
-func endOffsets(t *testing.T, seeds []string, topic string) int64 {
+// admin is an admin client of the brokers at seeds and a context for one
+// call of it; done closes both (callers poll with it, so it must not wait
+// for the test's end).
+func admin(t *testing.T, seeds []string) (adm *kadm.Client, ctx context.Context, done func()) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	offs, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	return kadm.NewClient(cl), ctx, func() { cancel(); cl.Close() }
+}
+
+func endOffsets(t *testing.T, seeds []string, topic string) int64 {
+	t.Helper()
+	adm, ctx, done := admin(t, seeds)
+	defer done()
+	offs, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
