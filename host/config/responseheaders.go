@@ -18,6 +18,10 @@ type HeaderRule struct {
 	// Offset is a date action's value: the header is the HTTP date this
 	// long after the response is made.
 	Offset time.Duration
+	// Replace (set, setDate) replaces the header's values, where add and
+	// addDate add one; Date marks the date actions. Derived from Action
+	// once, for the server to apply per answer.
+	Replace, Date bool
 }
 
 // headerActions are Kafka's HEADER_ACTIONS, in its order (its messages
@@ -70,8 +74,10 @@ func parseHeaderRule(rule string) (HeaderRule, error) {
 	if name == "" || strings.ContainsAny(name, " \t\r\n\f\v") {
 		return HeaderRule{}, fmt.Errorf("Invalid header name '%s'. The '[header name]' cannot contain whitespace", name)
 	}
-	r := HeaderRule{Action: action, Name: name, Value: strings.TrimSpace(parts[1])}
-	if strings.HasSuffix(strings.ToLower(action), "date") {
+	lower := strings.ToLower(action)
+	r := HeaderRule{Action: action, Name: name, Value: strings.TrimSpace(parts[1]),
+		Replace: strings.HasPrefix(lower, "set"), Date: strings.HasSuffix(lower, "date")}
+	if r.Date {
 		// Jetty reads a date action's value as milliseconds from now.
 		ms, err := strconv.ParseInt(r.Value, 10, 64)
 		if err != nil {

@@ -12,10 +12,10 @@ func TestParseResponseHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []HeaderRule{
-		{Action: "set", Name: "X-Frame-Options", Value: "DENY"},
+		{Action: "set", Name: "X-Frame-Options", Value: "DENY", Replace: true},
 		{Action: "add", Name: "Cache-Control", Value: "no-cache, no-store"},
-		{Action: "SETDATE", Name: "Expires", Value: "31540000000", Offset: 31540000000 * time.Millisecond},
-		{Action: "addDate", Name: "Last-Modified", Value: "0"},
+		{Action: "SETDATE", Name: "Expires", Value: "31540000000", Offset: 31540000000 * time.Millisecond, Replace: true, Date: true},
+		{Action: "addDate", Name: "Last-Modified", Value: "0", Date: true},
 	}
 	if len(rules) != len(want) {
 		t.Fatalf("rules %+v", rules)

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -20,10 +19,10 @@ func responseHeaders(rules []workerconfig.HeaderRule) echo.MiddlewareFunc {
 			h := c.Response().Header()
 			for _, r := range rules {
 				v := r.Value
-				if strings.HasSuffix(strings.ToLower(r.Action), "date") {
+				if r.Date {
 					v = time.Now().Add(r.Offset).UTC().Format(http.TimeFormat)
 				}
-				if strings.HasPrefix(strings.ToLower(r.Action), "set") {
+				if r.Replace {
 					h.Set(r.Name, v)
 				} else {
 					h.Add(r.Name, v)
