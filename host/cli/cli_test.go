@@ -314,6 +314,12 @@ func TestUsageAndConnectionErrors(t *testing.T) {
 	if code := Run(context.Background(), []string{"connectors", "get", "--help"}, &out, &errOut); code != ExitOK {
 		t.Fatalf("--help: %d", code)
 	}
+	for _, help := range []string{"--help", "-h", "help"} {
+		out.Reset()
+		if code := Run(context.Background(), []string{"connectors", help}, &out, &errOut); code != ExitOK || !strings.Contains(out.String(), "connectors list") {
+			t.Fatalf("connectors %s: exit %d, stdout %q", help, code, out.String())
+		}
+	}
 
 	// $SLUICE_URL is the default --url.
 	t.Setenv("SLUICE_URL", w.url)

@@ -21,6 +21,10 @@ func runConnectors(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fmt.Errorf("%w: connectors needs a subcommand: list, get, create, update, delete, pause, resume, stop, restart, status, offsets", errUsage)
 	}
 	sub, args := args[0], args[1:]
+	if sub == "help" || sub == "-h" || sub == "--help" {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
 	var c common
 	fs := newFlags("connectors "+sub, stderr, &c)
 	var (
