@@ -155,7 +155,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return checkDemoClasses(ctx, w)
 		},
 		ready: func() error {
-			printBanner(stdout, w, seeds, dir, *demo, *dirFlag == "")
+			printBanner(stdout, w, seeds, dir, *demo, *dirFlag == "", selfCommand(os.Args[0]))
 			return nil
 		},
 	}
@@ -195,7 +195,18 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-func printBanner(out io.Writer, w *worker.Worker, seeds, dir string, demo, temp bool) {
+// selfCommand is how the banner tells the user to run this binary again:
+// as it was started when that was by a path (make dev runs bin/sluice,
+// which is not on the PATH of someone who just cloned the repository),
+// else by its name.
+func selfCommand(arg0 string) string {
+	if arg0 == "" || !strings.ContainsRune(arg0, filepath.Separator) {
+		return "sluice"
+	}
+	return arg0
+}
+
+func printBanner(out io.Writer, w *worker.Worker, seeds, dir string, demo, temp bool, self string) {
 	url := "http://127.0.0.1:8083"
 	if addrs := w.RESTAddrs(); len(addrs) > 0 {
 		url = addrs[0]
@@ -219,7 +230,7 @@ func printBanner(out io.Writer, w *worker.Worker, seeds, dir string, demo, temp 
 		fmt.Fprintf(out, "  tail -f %s\n", outFile)
 		fmt.Fprintf(out, "  curl -s '%s/connectors?expand=status'\n", url)
 		fmt.Fprintf(out, "  curl -s -X PUT %s/connectors/%s/pause\n", url, demoSourceName)
-		fmt.Fprintf(out, "  sluice connectors list --url %s --expand status\n", url)
+		fmt.Fprintf(out, "  %s connectors list --url %s --expand status\n", self, url)
 	} else {
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, "Try:")

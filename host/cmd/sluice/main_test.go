@@ -386,3 +386,16 @@ func checkRESTCompat(t *testing.T, base, in string) {
 		t.Fatalf("tasks %+v", tasks)
 	}
 }
+
+func TestSelfCommand(t *testing.T) {
+	for arg0, want := range map[string]string{
+		"sluice":                 "sluice",
+		"":                       "sluice",
+		"bin/sluice":             "bin/sluice",
+		"/opt/sluice/bin/sluice": "/opt/sluice/bin/sluice",
+	} {
+		if got := selfCommand(arg0); got != want {
+			t.Errorf("selfCommand(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+}
