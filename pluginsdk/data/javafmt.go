@@ -160,10 +160,6 @@ func AppendJavaDecimal(b []byte, d Decimal) []byte {
 	return strconv.AppendInt(b, adjusted, 10)
 }
 
-// gregorianCutover is the first instant java.util.Date reckons in the
-// Gregorian calendar (1582-10-15T00:00:00Z); before it, the Julian.
-var gregorianCutover = time.UnixMilli(-12219292800000)
-
 // JavaDate formats a time as java.util.Date.toString does in a JVM whose
 // default time zone is UTC ("Thu Jan 01 00:00:00 UTC 1970"): Julian
 // calendar dates before the Gregorian cutover, as Date's calendar has them
@@ -171,10 +167,7 @@ var gregorianCutover = time.UnixMilli(-12219292800000)
 // the year without padding, as the era's year before year 1.
 func JavaDate(t time.Time) string {
 	u := t.UTC()
-	year, month, day := u.Date()
-	if u.Before(gregorianCutover) {
-		year, month, day = julianDate(u)
-	}
+	year, month, day := JavaCalendarDate(u)
 	if year < 1 {
 		year = 1 - year // the year of the era before Christ
 	}
@@ -196,31 +189,4 @@ func JavaDate(t time.Time) string {
 
 func append2(b []byte, n int) []byte {
 	return append(b, byte('0'+n/10), byte('0'+n%10))
-}
-
-// julianDate is the Julian calendar date of u (UTC), with astronomical
-// year numbering (0 is 1 BC).
-func julianDate(u time.Time) (int, time.Month, int) {
-	days := u.Unix() / 86400
-	if u.Unix()%86400 < 0 {
-		days--
-	}
-	// From the Julian day number (Richards' algorithm for the Julian
-	// calendar), which wants it well above zero: the Julian calendar
-	// repeats every 4 years of 1461 days, so earlier days are moved
-	// forward by whole cycles and the years moved back.
-	jdn := days + 2440588
-	var cycles int64
-	if jdn < 0 {
-		cycles = -jdn/1461 + 1
-		jdn += cycles * 1461
-	}
-	c := jdn + 32082
-	d := (4*c + 3) / 1461
-	e := c - 1461*d/4
-	m := (5*e + 2) / 153
-	day := e - (153*m+2)/5 + 1
-	month := m + 3 - 12*(m/10)
-	year := d - 4800 + m/10 - 4*cycles
-	return int(year), time.Month(month), int(day)
 }
