@@ -18,7 +18,11 @@ import (
 // Everything in this file runs with the connector's operation slot held.
 
 // startConnector starts c's connector instance as its target state says and
-// then its tasks. Nothing of c may be running. A failure leaves the
+// then its tasks: anew when forceTasks is set, else only when the
+// connector's task configs changed. Its connector instance must not be
+// running; its tasks may be (a config update keeps them, see
+// PutConnectorConfig), and a connector that fails to start leaves them
+// as they are, as in Kafka. A failure leaves the
 // connector FAILED with the error as trace; it is not an error of the
 // request, as in Kafka, where a connector that fails to start is still
 // created.

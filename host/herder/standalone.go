@@ -351,11 +351,21 @@ func (h *Standalone) PutConnectorConfig(ctx context.Context, name string, config
 		// The start below schedules anew if the new config's values
 		// expire and its config.action.reload says restart.
 		h.reloads.cancel(name)
-		h.stopAll(c, "reconfiguring")
+		// As Kafka Connect's standalone herder: the connector restarts
+		// with the new config, and its tasks keep running through it
+		// unless they must change, which they must when the connector's
+		// config changed (KAFKA-9228: converters and client overrides
+		// reach tasks through it, not through their task configs) or
+		// the new task configs differ. A PUT of the same config leaves
+		// the tasks as they were, failed ones included.
+		c.mu.Lock()
+		changed := !maps.Equal(c.config, cfg) || c.class.Name != class.Name
+		c.mu.Unlock()
+		h.stopConnector(c)
 		c.mu.Lock()
 		c.config, c.class, c.classOK = cfg, class, true
 		c.mu.Unlock()
-		h.startConnector(ctx, c, true)
+		h.startConnector(ctx, c, changed)
 		return nil
 	})
 	if err != nil {

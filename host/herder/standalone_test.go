@@ -537,6 +537,57 @@ func TestUpdateRestartsConnectorAndTasks(t *testing.T) {
 	herderErr(t, err, herder.ErrNotFound, "Connector nope not found")
 }
 
+// TestUpdateKeepsTasksWhenNothingChanged: as Kafka Connect's standalone
+// herder, a PUT restarts the connector but keeps its tasks, failed ones
+// included, when neither the connector's config nor its task configs
+// changed; a change of the connector's config alone (a converter, which
+// reaches tasks through it, not through their task configs: KAFKA-9228)
+// restarts them.
+func TestUpdateKeepsTasksWhenNothingChanged(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	if _, _, err := f.h.PutConnectorConfig(ctx, "src", srcConfig(), false, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+	f.in.task("src-1").fail <- errors.New("boom")
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,FAILED")
+	kept := f.in.task("src-0")
+
+	if _, created, err := f.h.PutConnectorConfig(ctx, "src", srcConfig(), true, ""); err != nil || created {
+		t.Fatalf("same config: created=%v err=%v", created, err)
+	}
+	if n := f.in.count(f.in.starts, "src"); n != 2 {
+		t.Fatalf("connector starts %d, want 2 (PUT restarts the connector)", n)
+	}
+	select {
+	case <-kept.stop:
+		t.Fatal("a PUT of the same config stopped a running task")
+	default:
+	}
+	if a, b := f.in.count(f.in.taskStarts, "src-0"), f.in.count(f.in.taskStarts, "src-1"); a != 1 || b != 1 {
+		t.Fatalf("task starts %d %d, want 1 1", a, b)
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,FAILED")
+
+	cfg := srcConfig("value.converter", "org.apache.kafka.connect.storage.StringConverter")
+	if _, _, err := f.h.PutConnectorConfig(ctx, "src", cfg, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-kept.stop:
+	default:
+		t.Fatal("a changed connector config did not stop the tasks")
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+	if a, b := f.in.count(f.in.taskStarts, "src-0"), f.in.count(f.in.taskStarts, "src-1"); a != 2 || b != 2 {
+		t.Fatalf("task starts %d %d, want 2 2", a, b)
+	}
+	if got := f.in.task("src-0").spec.ConnectorConfig["value.converter"]; got != cfg["value.converter"] {
+		t.Fatalf("restarted task sees value.converter %q", got)
+	}
+}
+
 func TestDelete(t *testing.T) {
 	f := newFixture(t)
 	ctx := ctxT(t)
