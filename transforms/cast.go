@@ -432,15 +432,33 @@ func castToString(v any) string {
 	case data.Decimal:
 		return javaDecimalString(x)
 	case time.Time:
+		// Values.dateFormatFor goes by the instant, not the schema: every
+		// instant before 1970-01-02 (so every one before the Gregorian
+		// cutover) prints as a time of day, which both calendars share.
 		ms := x.UnixMilli()
-		u := x.UTC()
 		switch {
 		case ms < 24*60*60*1000:
-			return u.Format("15:04:05.000Z")
+			return isoTimeFormat.Format(x)
 		case ms%(24*60*60*1000) == 0:
-			return u.Format("2006-01-02")
+			return isoDateFormat.Format(x)
 		}
-		return u.Format("2006-01-02T15:04:05.000Z")
+		return isoTimestampFormat.Format(x)
 	}
 	return data.FormatValue(v)
+}
+
+// The ISO 8601 patterns of Kafka Connect's Values, which Cast and
+// Values.convertToString print dates with (SimpleDateFormat, UTC).
+var (
+	isoTimeFormat      = mustDateFormat("HH:mm:ss.SSS'Z'")
+	isoDateFormat      = mustDateFormat("yyyy-MM-dd")
+	isoTimestampFormat = mustDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
+)
+
+func mustDateFormat(p string) *dateFormat {
+	f, err := compileDateFormat(p)
+	if err != nil {
+		panic("compile " + p + ": " + err.Error())
+	}
+	return f
 }

@@ -71,6 +71,22 @@ func TestCastWholeValue(t *testing.T) {
 		golden{name: "time to string", class: cls, props: props("spec", "string"),
 			in:   func() *data.Record { return valueRec(data.TimeSchema(false), time.UnixMilli(1234).UTC()) },
 			want: valueRec(data.StringSchema, "00:00:01.234Z")},
+		// Values.dateFormatFor prints every instant before 1970-01-02 as a
+		// time of day, so no calendar date before the cutover is printed;
+		// a year past 9999 gets all its digits (SimpleDateFormat's yyyy).
+		golden{name: "timestamp before the Gregorian cutover to string", class: cls, props: props("spec", "string"),
+			in: func() *data.Record {
+				return valueRec(data.TimestampSchema(false), time.UnixMilli(-62135596800000+1234).UTC())
+			},
+			want: valueRec(data.StringSchema, "00:00:01.234Z")},
+		golden{name: "date in year 10000 to string", class: cls, props: props("spec", "string"),
+			in:   func() *data.Record { return valueRec(data.DateSchema(false), time.UnixMilli(253402300800000).UTC()) },
+			want: valueRec(data.StringSchema, "10000-01-01")},
+		golden{name: "timestamp in year 10000 to string", class: cls, props: props("spec", "string"),
+			in: func() *data.Record {
+				return valueRec(data.TimestampSchema(false), time.UnixMilli(253402300800000+1).UTC())
+			},
+			want: valueRec(data.StringSchema, "10000-01-01T00:00:00.001Z")},
 		golden{name: "decimal to int32", class: cls, props: props("spec", "int32"),
 			in: func() *data.Record {
 				return valueRec(data.DecimalSchema(2, false), data.Decimal{Unscaled: big.NewInt(-4299), Scale: 2})

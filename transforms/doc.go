@@ -60,7 +60,9 @@
 //     zones as offsets (Z, +hh, +hhmm, +hh:mm, GMT/UTC with or without one).
 //     Like Java's lenient default, out-of-range values roll over, spaces
 //     and tabs before a field are skipped and text after the last field is
-//     ignored.
+//     ignored. As in Java, dates before 1582-10-15 are Julian (Cast,
+//     InsertHeader and TimestampConverter alike), so 0001-01-01T00:00Z in
+//     Go's proleptic calendar prints as 0001-01-03.
 //   - InsertHeader's value.literal infers null, booleans, numbers and ISO
 //     dates, times and timestamps as Values.parseString does; arrays and
 //     maps ("[1,2]", "{a:1}") stay strings, and so does a number followed

@@ -80,6 +80,10 @@ func parseLiteral(s string) (*data.Schema, any) {
 		if tm, err := time.Parse(p.layout, t); err == nil {
 			if p.schema.Name == data.TimeName {
 				tm = time.UnixMilli(int64(tm.Hour()*3600000 + tm.Minute()*60000 + tm.Second()*1000 + tm.Nanosecond()/1e6)).UTC()
+			} else {
+				// The fields are a date in Java's calendar (Julian before
+				// 1582-10-15), not Go's proleptic Gregorian one.
+				tm = data.JavaCalendarTime(tm.Year(), tm.Month(), tm.Day(), tm.Hour(), tm.Minute(), tm.Second(), tm.Nanosecond()/1e6)
 			}
 			return p.schema, tm.UTC()
 		}

@@ -54,6 +54,10 @@ func TestInsertHeader(t *testing.T) {
 		{"2024-01-02", data.DateSchema(false), time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)},
 		{"10:11:12.013Z", data.TimeSchema(false), time.UnixMilli(((10*60+11)*60+12)*1000 + 13).UTC()},
 		{"2024-01-02T10:11:12.013Z", data.TimestampSchema(false), time.Date(2024, 1, 2, 10, 11, 12, 13e6, time.UTC)},
+		// Before 1582-10-15 dates are Julian, as SimpleDateFormat reads
+		// them (milliseconds from OpenJDK 17's SimpleDateFormat in UTC).
+		{"1000-01-01", data.DateSchema(false), time.UnixMilli(-30609792000000).UTC()},
+		{"0001-01-01T00:00:00.000Z", data.TimestampSchema(false), time.UnixMilli(-62135769600000).UTC()},
 		{"null", nil, nil},
 		{"[1,2]", data.StringSchema, "[1,2]"},
 		{"12:30", data.StringSchema, "12:30"}, // Kafka: INT8 12 (doc.go)

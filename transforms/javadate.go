@@ -5,10 +5,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-io/sluice/pluginsdk/data"
 )
 
 // dateFormat is the part of java.text.SimpleDateFormat that TimestampConverter
-// and TimestampRouter use, always in UTC and with English names.
+// and TimestampRouter use, always in UTC and with English names. Dates are
+// in Java's calendar, Julian before 1582-10-15 (pluginsdk/data's
+// JavaCalendarDate and JavaCalendarTime), as SimpleDateFormat's
+// GregorianCalendar has them, so an instant prints and reads back as Java
+// does.
 //
 // Pattern letters: G y Y M L w W D d F E u a H k K h m s S z Z X, and quoted
 // text ('...', ” for a quote). Other ASCII letters are refused with Java's
@@ -93,20 +99,27 @@ func pad(n, width int) string {
 }
 
 // usWeek is the week of the year in the US convention Java's default
-// locale uses: weeks start on Sunday and week 1 holds January 1st.
-func usWeek(t time.Time) int {
+// locale uses: weeks start on Sunday and week 1 holds January 1st. Days are
+// counted as they passed (1582 lost ten), as Java counts them.
+func usWeek(t time.Time, year, yday int) int {
 	// The Saturday ending t's week decides its year.
-	end := t.AddDate(0, 0, 6-int(t.Weekday()))
-	if end.Year() != t.Year() {
+	if y, _, _ := data.JavaCalendarDate(t.AddDate(0, 0, 6-int(t.Weekday()))); y != year {
 		return 1
 	}
-	jan1 := time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	return (t.YearDay()-1+int(jan1.Weekday()))/7 + 1
+	jan1 := data.JavaCalendarTime(year, time.January, 1, 0, 0, 0, 0)
+	return (yday-1+int(jan1.Weekday()))/7 + 1
 }
 
-// Format prints t (in UTC) with the pattern.
+// Format prints t (in UTC) with the pattern, with dates in Java's calendar
+// (Julian before 1582-10-15).
 func (f *dateFormat) Format(t time.Time) string {
 	t = t.UTC()
+	year, month, day := data.JavaCalendarDate(t)
+	yday := data.JavaCalendarYearDay(t)
+	// The day of the month as days passed since its first: October 1582
+	// runs 1, 2, 3, 4, 15 and Java counts weeks in it by days passed.
+	first := data.JavaCalendarTime(year, month, 1, 0, 0, 0, 0)
+	mday := int((t.Unix()-first.Unix())/86400) + 1
 	var b strings.Builder
 	for _, it := range f.items {
 		n := it.count
@@ -114,13 +127,13 @@ func (f *dateFormat) Format(t time.Time) string {
 		case 0:
 			b.WriteString(it.text)
 		case 'G':
-			if t.Year() > 0 {
+			if year > 0 {
 				b.WriteString("AD")
 			} else {
 				b.WriteString("BC")
 			}
 		case 'y', 'Y':
-			y := t.Year()
+			y := year
 			if y <= 0 {
 				y = 1 - y
 			}
@@ -132,23 +145,22 @@ func (f *dateFormat) Format(t time.Time) string {
 		case 'M', 'L':
 			switch {
 			case n >= 4:
-				b.WriteString(t.Month().String())
+				b.WriteString(month.String())
 			case n == 3:
-				b.WriteString(t.Month().String()[:3])
+				b.WriteString(month.String()[:3])
 			default:
-				b.WriteString(pad(int(t.Month()), n))
+				b.WriteString(pad(int(month), n))
 			}
 		case 'w':
-			b.WriteString(pad(usWeek(t), n))
+			b.WriteString(pad(usWeek(t, year, yday), n))
 		case 'W':
-			first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-			b.WriteString(pad((t.Day()-1+int(first.Weekday()))/7+1, n))
+			b.WriteString(pad((mday-1+int(first.Weekday()))/7+1, n))
 		case 'D':
-			b.WriteString(pad(t.YearDay(), n))
+			b.WriteString(pad(yday, n))
 		case 'd':
-			b.WriteString(pad(t.Day(), n))
+			b.WriteString(pad(day, n))
 		case 'F':
-			b.WriteString(pad((t.Day()-1)/7+1, n))
+			b.WriteString(pad((mday-1)/7+1, n))
 		case 'E':
 			if n >= 4 {
 				b.WriteString(t.Weekday().String())
@@ -218,12 +230,13 @@ var errDateParse = errors.New("unparseable date")
 
 // Parse reads a time the way SimpleDateFormat.parse(String) does: fields
 // missing from the pattern default to 1970-01-01T00:00:00.000 UTC, values
-// out of range roll over (the lenient default), and text after the last
-// field is ignored.
+// out of range roll over (the lenient default), dates before 1582-10-15
+// are Julian (data.JavaCalendarTime), the era BC counts years back from
+// 1 BC, and text after the last field is ignored.
 func (f *dateFormat) Parse(s string) (time.Time, error) {
 	year, month, day, hour, minute, sec, ms := 1970, 1, 1, 0, 0, 0, 0
 	yday := 0
-	pm, hasAmPm, hour12 := false, false, false
+	pm, hasAmPm, hour12, bc := false, false, false, false
 	offset := 0
 	pos := 0
 	for idx, it := range f.items {
@@ -314,6 +327,7 @@ func (f *dateFormat) Parse(s string) (time.Time, error) {
 			if len(rest) < 2 || !strings.EqualFold(rest[:2], "AD") && !strings.EqualFold(rest[:2], "BC") {
 				return time.Time{}, errDateParse
 			}
+			bc = strings.EqualFold(rest[:2], "BC")
 			pos += 2
 		case 'z', 'Z', 'X':
 			o, l, ok := parseZone(rest)
@@ -327,12 +341,17 @@ func (f *dateFormat) Parse(s string) (time.Time, error) {
 	if hasAmPm && hour12 && pm {
 		hour += 12
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
-	if yday > 0 {
-		t = time.Date(year, 1, yday, hour, minute, sec, 0, time.UTC)
+	if bc {
+		year = 1 - year
 	}
-	t = t.Add(time.Duration(ms) * time.Millisecond).Add(-time.Duration(offset) * time.Second)
-	return t, nil
+	// The fields are read in Java's calendar, so "1000-01-01" is Julian.
+	var t time.Time
+	if yday > 0 {
+		t = data.JavaCalendarOrdinalTime(year, yday, hour, minute, sec, ms)
+	} else {
+		t = data.JavaCalendarTime(year, time.Month(month), day, hour, minute, sec, ms)
+	}
+	return t.Add(-time.Duration(offset) * time.Second), nil
 }
 
 // twoDigitYear puts a two-digit year within 80 years before and 20 years
