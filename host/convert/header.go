@@ -14,7 +14,8 @@ import (
 // SimpleHeaderConverter is Kafka Connect's default header converter. It
 // writes a header value as text (Values.convertToString: primitives as
 // Java prints them, arrays "[1,2]", maps and structs {"k":v}, dates and
-// times in ISO 8601) and reads text back by inferring a schema
+// times in ISO 8601, with dates before 1582-10-15 in the Julian calendar as
+// Java's SimpleDateFormat has them) and reads text back by inferring a schema
 // (Values.parseString): null, booleans, the smallest integer type that
 // holds the number, FLOAT32 for other numbers, ISO dates and times,
 // arrays and maps of those, and a STRING for anything else. It keeps no
@@ -61,6 +62,10 @@ func (SimpleHeaderConverter) ToConnectHeader(_, _ string, b []byte) (*data.Schem
 	return s, v, nil
 }
 
+// Values' ISO 8601 forms as Go layouts. Only isoTime formats (a time of day
+// is the same in Java's calendar and Go's); the others give the lengths
+// Values.parseString tells the forms apart by, and dates are written by
+// appendJavaISODate.
 const (
 	isoDate      = "2006-01-02"
 	isoTime      = "15:04:05.000"
@@ -194,11 +199,27 @@ func appendISO(b []byte, s *data.Schema, t time.Time) []byte {
 	}
 	switch name {
 	case data.DateName:
-		return t.AppendFormat(b, isoDate)
+		return appendJavaISODate(b, t)
 	case data.TimeName:
 		return append(t.AppendFormat(b, isoTime), 'Z')
 	}
-	return append(t.AppendFormat(b, isoTimestamp), 'Z')
+	b = append(appendJavaISODate(b, t), 'T')
+	return append(t.AppendFormat(b, isoTime), 'Z')
+}
+
+// appendJavaISODate writes t's date as SimpleDateFormat's yyyy-MM-dd does:
+// in Java's calendar (Julian before 1582-10-15), the year of the era (1 BC
+// is 0001, with no era marker) with at least four digits.
+func appendJavaISODate(b []byte, t time.Time) []byte {
+	year, month, day := data.JavaCalendarDate(t)
+	if year < 1 {
+		year = 1 - year
+	}
+	for p := 1000; p > 1 && year < p; p /= 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, int64(year), 10)
+	return append(b, '-', byte('0'+month/10), byte('0'+month%10), '-', byte('0'+day/10), byte('0'+day%10))
 }
 
 // javaTrim is String.trim: it strips every character up to ' ' at both ends.
@@ -336,10 +357,10 @@ func lenientFields(s, layout string, out []int64) bool {
 }
 
 // lenientTime is the UTC instant of the fields, normalized as a lenient
-// Calendar normalizes them.
+// GregorianCalendar normalizes them, in Java's calendar (Julian before
+// 1582-10-15).
 func lenientTime(f [7]int64) time.Time {
-	return time.Date(int(f[0]), time.Month(f[1]), int(f[2]), int(f[3]), int(f[4]), int(f[5]), 0, time.UTC).
-		Add(time.Duration(f[6]) * time.Millisecond)
+	return data.JavaCalendarTime(int(f[0]), time.Month(f[1]), int(f[2]), int(f[3]), int(f[4]), int(f[5]), int(f[6]))
 }
 
 // inferNumber picks the schema Kafka infers for a number: the smallest of

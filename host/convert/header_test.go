@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
@@ -198,4 +199,72 @@ func mustBig(s string) *big.Int {
 		panic(s)
 	}
 	return n
+}
+
+// Dates before 1582-10-15 are Julian in Kafka Connect (SimpleDateFormat's
+// GregorianCalendar). The text and milliseconds below were printed by
+// OpenJDK 17.0.15's SimpleDateFormat with Values' ISO patterns in the UTC
+// zone (a throwaway program, not kept).
+func TestSimpleHeaderJavaCalendar(t *testing.T) {
+	h := SimpleHeaderConverter{}
+	for _, c := range []struct {
+		schema *data.Schema
+		ms     int64
+		want   string
+	}{
+		{data.DateSchema(false), -62135596800000, "0001-01-03"}, // proleptic Gregorian 0001-01-01
+		{data.DateSchema(false), -62135856000000, "0001-12-31"}, // 1 BC: the era is not printed
+		{data.DateSchema(false), 253402300800000, "10000-01-01"},
+		{data.DateSchema(false), -200000000000000, "4369-05-07"},
+		{data.DateSchema(false), -12219292800000, "1582-10-15"},
+		{data.DateSchema(false), -12219379200000, "1582-10-04"},
+		{data.DateSchema(false), -30609792000000, "1000-01-01"},
+		{data.TimestampSchema(false), -62135596800000, "0001-01-03T00:00:00.000Z"},
+		{data.TimestampSchema(false), -12219292800001, "1582-10-04T23:59:59.999Z"},
+		{data.TimestampSchema(false), -199999996276996, "4369-05-07T05:28:43.004Z"},
+	} {
+		b, err := h.FromConnectHeader("t", "h", c.schema, time.UnixMilli(c.ms).UTC())
+		if err != nil || string(b) != c.want {
+			t.Errorf("write %s %d: %q %v, want %q", c.schema.Name, c.ms, b, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		in string
+		ms int64
+	}{
+		{"1000-01-01", -30609792000000},
+		{"0001-01-01", -62135769600000},
+		{"0000-01-01", -62167392000000}, // year 0 of the AD era is 1 BC
+		{"1582-10-10", -12218860800000}, // a skipped day reads as Julian
+		{"1582-02-29", -12238128000000},
+		{"1500-02-29", -14825894400000},
+		{"1582-10--1", -12219811200000},
+		{"1582-10-04T23:59:59.999Z", -12219292800001},
+		{"0001-01-01T00:00:00.000Z", -62135769600000},
+		{"1582-10-04T48:00:00.000Z", -12219206400000},
+	} {
+		_, v, err := h.ToConnectHeader("t", "h", []byte(c.in))
+		tm, ok := v.(time.Time)
+		if err != nil || !ok || tm.UnixMilli() != c.ms {
+			t.Errorf("read %q: %#v %v, want %d", c.in, v, err, c.ms)
+		}
+	}
+	// Every day of years 1 to 9999 writes and reads back as itself, as a
+	// date and as a timestamp.
+	for days := int64(-719_162 - 2); days < 2_932_897; days += 3 {
+		for _, s := range []*data.Schema{data.DateSchema(false), data.TimestampSchema(false)} {
+			in := time.UnixMilli(days * 86400000).UTC()
+			if s.Name == data.TimestampName {
+				in = in.Add(45296789 * time.Millisecond)
+			}
+			b, err := h.FromConnectHeader("t", "h", s, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs, v, err := h.ToConnectHeader("t", "h", b)
+			if tm, ok := v.(time.Time); err != nil || !ok || !tm.Equal(in) || gs.Name != s.Name {
+				t.Fatalf("%v written as %q reads back as %v %v (%v)", in, b, gs, v, err)
+			}
+		}
+	}
 }
