@@ -18,9 +18,9 @@ import (
 //
 // Pattern letters: G y Y M L w W D d F E u a H k K h m s S z Z X, and quoted
 // text ('...', ” for a quote). Other ASCII letters are refused with Java's
-// "Illegal pattern character" message. Differences from Java: Y (week
-// year) is the calendar year; week fields (w W F E u) are printed but
-// ignored when parsing; parsing understands zone offsets (Z, +hh, +hhmm,
+// "Illegal pattern character" message. Differences from Java: parsing
+// reads Y (week year) as the calendar year and ignores the week fields
+// (w W F E u); parsing understands zone offsets (Z, +hh, +hhmm,
 // +hh:mm, GMT+hh:mm, UTC, GMT) but not zone names.
 type dateFormat struct {
 	pattern string
@@ -110,6 +110,36 @@ func usWeek(t time.Time, year, yday int) int {
 	return (yday-1+int(jan1.Weekday()))/7 + 1
 }
 
+// javaWeekYear is the week year GregorianCalendar.getWeekYear gives a day
+// of year (astronomical) in the US week convention: the days of late
+// December in the week of January 1st belong to the next year. Before year
+// 1 Java looks at the wrong next year (astronomical -year, having set the
+// BC era's year field to year+1), and so does this, to print what it
+// prints.
+func javaWeekYear(year int, month time.Month, yday int) int {
+	if month != time.December {
+		return year
+	}
+	start := data.JavaCalendarTime(year, time.January, 1, 0, 0, 0, 0)
+	end := data.JavaCalendarTime(year+1, time.January, 1, 0, 0, 0, 0)
+	length := int((end.Unix() - start.Unix()) / 86400)
+	next := year + 1
+	if year <= 0 {
+		next = -year
+		end = data.JavaCalendarTime(next, time.January, 1, 0, 0, 0, 0)
+	}
+	// Days from that January 1st to the first Sunday on or after it, a
+	// Sunday counting as 7.
+	toSunday := (7 - int(end.Weekday())) % 7
+	if toSunday == 0 {
+		toSunday = 7
+	}
+	if length-yday+1 <= 7-toSunday {
+		return year + 1
+	}
+	return year
+}
+
 // Format prints t (in UTC) with the pattern, with dates in Java's calendar
 // (Julian before 1582-10-15).
 func (f *dateFormat) Format(t time.Time) string {
@@ -132,7 +162,20 @@ func (f *dateFormat) Format(t time.Time) string {
 			} else {
 				b.WriteString("BC")
 			}
-		case 'y', 'Y':
+		case 'Y':
+			// Java prints the week year astronomically (-1 is 2 BC), the
+			// sign before the padding.
+			wy := javaWeekYear(year, month, yday)
+			if wy < 0 {
+				b.WriteByte('-')
+				wy = -wy
+			}
+			if n == 2 {
+				b.WriteString(pad(wy%100, 2))
+			} else {
+				b.WriteString(pad(wy, n))
+			}
+		case 'y':
 			y := year
 			if y <= 0 {
 				y = 1 - y

@@ -40,6 +40,30 @@ func TestDateFormatJavaCalendarFormat(t *testing.T) {
 	}
 }
 
+// Y is GregorianCalendar.getWeekYear, astronomical and, before year 1,
+// with Java's off-by-one look at the next year (6944 BC's week 53 is in
+// week year -6942, 5540 BC's week 1 in -5539).
+func TestDateFormatWeekYear(t *testing.T) {
+	f, err := compileDateFormat("G yyyy Y YY YYYYY w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ms   int64
+		want string
+	}{
+		{-12243308276996, "AD 1581 1582 82 01582 1"},
+		{-281240359243753, "BC 6944 -6942 -42 -06942 53"},
+		{-236933349908123, "BC 5540 -5539 -39 -05539 1"},
+		{-62167733876996, "BC 0002 0 00 00000 1"},
+		{1735603200000, "AD 2024 2025 25 02025 1"},
+	} {
+		if got := f.Format(time.UnixMilli(c.ms)); got != c.want {
+			t.Errorf("format %d: %q, want %q", c.ms, got, c.want)
+		}
+	}
+}
+
 func TestDateFormatJavaCalendarParse(t *testing.T) {
 	for _, c := range []struct {
 		pattern, in string
