@@ -60,7 +60,14 @@
 //	          the coordinator answers REBALANCE_IN_PROGRESS, when the owner
 //	          calls Rejoin, right after a round that revoked something (so
 //	          the leader can hand it on; not under eager), when the
-//	          leader's delay expires, or after a loss.
+//	          leader's delay expires, or after a loss. To out when the
+//	          owner called LeaveAndRejoinAfter (before any of those).
+//	out       OnRevoked with everything owned, heartbeats still running;
+//	          then LeaveGroup, so the others rebalance at once; the member
+//	          id and generation are dropped and heartbeats stop. After the
+//	          wait (Rejoin does not shorten it; Leave and the end of Run's
+//	          context do), joining as a new member. Not OnLost: the owner
+//	          asked, and has stopped the work through OnRevoked.
 //
 // A round that repeats an already completed generation (a stable group
 // answers a follower that rejoins unchanged with its current generation and
@@ -153,14 +160,25 @@
 // OnRevoked stops the revoked work before returning. OnAssigned: with
 // Error == ConfigMismatch, read the config topic to the end before returning
 // (the member rejoins right after); when the local config offset is behind
-// a.ConfigOffset, read up to it (worker.sync.timeout.ms), and if that fails,
-// keep the work it ran, hold back a.Added and Rejoin: at once the first time,
-// then after a wait of one second doubling up to worker.unsync.backoff.ms
-// (Kafka Connect leaves the group and waits the whole backoff instead, which
-// stops all its work); otherwise start a.Added. Under eager, OnRevoked
-// before each JoinGroup stops everything, and a.Added is the whole
-// assignment; internal requests are not signed (Assignment.Protocol says
-// which protocol the round ran).
+// a.ConfigOffset, read up to it (worker.sync.timeout.ms); otherwise start
+// a.Added. If that read fails, the worker answers 409 for what needs a
+// current config until a round succeeds, and:
+//
+//   - under the cooperative protocols it keeps the work it ran, holds back
+//     a.Added and calls Rejoin: at once the first time, then after a wait of
+//     one second doubling up to worker.unsync.backoff.ms. It stays in the
+//     group, so what it runs keeps running;
+//   - under eager it has stopped everything before the round and a.Added is
+//     its whole assignment, which would run nowhere while it waits. So it
+//     calls LeaveAndRejoinAfter, as Kafka Connect's herder leaves the group
+//     and backs off: the others take its work over at once, and it joins
+//     again as a new member after one second, doubling up to
+//     worker.unsync.backoff.ms (Kafka Connect waits the whole backoff every
+//     time; the herder's eagerUnsyncBackoff says why Sluice does not).
+//
+// Under eager, OnRevoked before each JoinGroup stops everything, and a.Added
+// is the whole assignment; internal requests are not signed
+// (Assignment.Protocol says which protocol the round ran).
 // OnLost stops everything at once. A config change that needs a rebalance
 // (connector created or deleted, task configs committed) calls Rejoin.
 // Status tells whether a rebalance is under way (REST answers 409 then) and

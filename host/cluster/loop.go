@@ -75,8 +75,14 @@ func (m *Member) loop(ctx context.Context) error {
 		}
 		hb := m.startHeartbeats(ctx, s, false, nil)
 		nx := m.apply(ctx, s, j, w)
-		if reason, err = m.stay(ctx, s, hb, nx); err != nil {
+		var leave *leaveRequest
+		if reason, leave, err = m.stay(ctx, s, hb, nx); err != nil {
 			return err
+		}
+		if leave != nil {
+			if reason, err = m.leaveFor(ctx, s, *leave); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -436,8 +442,9 @@ func (m *Member) apply(ctx context.Context, s *session, j joined, w WireAssignme
 }
 
 // stay keeps the membership (heartbeats run) until a rebalance is due; it
-// returns the reason to rejoin with.
-func (m *Member) stay(ctx context.Context, s *session, hb *heartbeats, nx next) (string, error) {
+// returns the reason to rejoin with, or a request to leave first (the work
+// is stopped then, still heartbeating).
+func (m *Member) stay(ctx context.Context, s *session, hb *heartbeats, nx next) (string, *leaveRequest, error) {
 	defer func() {
 		lost := hb.stopAndDrain()
 		s.lastContact = hb.lastContact()
@@ -445,8 +452,16 @@ func (m *Member) stay(ctx context.Context, s *session, hb *heartbeats, nx next) 
 			m.lose(ctx, s, lost)
 		}
 	}()
+	// A leave asked for in the round's callbacks goes before the rejoin
+	// the round may ask for.
+	select {
+	case lv := <-m.leaveCh:
+		m.revokeAll(ctx, s, lv.reason)
+		return "", &lv, nil
+	default:
+	}
 	if nx.rejoinNow {
-		return nx.reason, nil
+		return nx.reason, nil, nil
 	}
 	var timer <-chan time.Time
 	if !nx.rejoinAt.IsZero() {
@@ -456,16 +471,80 @@ func (m *Member) stay(ctx context.Context, s *session, hb *heartbeats, nx next) 
 	}
 	select {
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return "", nil, ctx.Err()
+	case lv := <-m.leaveCh:
+		m.revokeAll(ctx, s, lv.reason)
+		return "", &lv, nil
 	case reason := <-m.rejoinCh:
-		return reason, nil
+		return reason, nil, nil
 	case <-timer:
-		return nx.reason, nil
+		return nx.reason, nil, nil
 	case <-hb.rebalance:
-		return "group rebalancing", nil
+		return "group rebalancing", nil, nil
 	case <-hb.lost:
-		return "membership lost", nil
+		return "membership lost", nil, nil
 	}
+}
+
+// revokeAll stops everything the member owns before it leaves the group:
+// the others may start it as soon as the LeaveGroup is answered. The
+// heartbeats still run, so a slow stop does not get the member evicted
+// (and its work handed out) before it has stopped.
+func (m *Member) revokeAll(ctx context.Context, s *session, why string) {
+	m.setStatus(func(st *Status) { st.Rebalancing = true })
+	if s.owned.Empty() {
+		return
+	}
+	revoked := s.owned
+	s.owned, s.current = Work{}, nil
+	m.setStatus(func(st *Status) { st.Owned = Work{} })
+	m.log.Info("leaving the group: revoking all work", "why", why, "revoked", revoked.Len())
+	m.cfg.Handler.OnRevoked(ctx, Assignment{
+		Generation: s.generation,
+		MemberID:   s.memberID,
+		Protocol:   s.protocol,
+		Revoked:    revoked,
+	})
+}
+
+// leaveFor leaves the group (its work is stopped already), waits lv.wait
+// and returns the reason to join with, as a new member: Kafka Connect's
+// maybeLeaveGroup followed by its unsync backoff. The other members
+// rebalance as soon as the coordinator has the LeaveGroup, without waiting
+// for a session timeout. Heartbeats are stopped: nothing speaks for the old
+// membership any more. The wait ends early only when ctx does (Leave,
+// shutdown): a Rejoin during the wait is served by the join after it.
+func (m *Member) leaveFor(ctx context.Context, s *session, lv leaveRequest) (string, error) {
+	id := s.memberID
+	s.memberID, s.generation, s.lastCompleted, s.member, s.owned, s.current = "", -1, -1, false, Work{}, nil
+	// A new member leads, if at all, from scratch: what this one
+	// remembers of its rounds names a member that is gone.
+	m.assignor.forget()
+	m.mu.Lock()
+	m.status = Status{Generation: -1, Rebalancing: true}
+	m.plan = nil
+	m.mu.Unlock()
+	if id != "" {
+		lctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
+		err := m.sendLeave(lctx, id, lv.reason)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			// The coordinator drops the member after the session
+			// timeout anyway.
+			m.log.Warn("could not leave the group; the coordinator drops this member after session.timeout.ms", "error", err)
+		}
+	}
+	m.log.Info("out of the group; rejoining as a new member after the backoff", "reason", lv.reason, "wait", lv.wait)
+	if lv.wait > 0 {
+		t := time.NewTimer(lv.wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-t.C:
+		}
+	}
+	return "rejoining after leaving the group: " + lv.reason, ctx.Err()
 }
 
 // lose ends the membership: the Handler stops everything, and the member
@@ -516,13 +595,13 @@ func fatalGroupError(err error) bool {
 	return false
 }
 
-func (m *Member) sendLeave(ctx context.Context, memberID string) error {
+func (m *Member) sendLeave(ctx context.Context, memberID, reason string) error {
 	req := kmsg.NewPtrLeaveGroupRequest()
 	req.Group = m.cfg.GroupID
 	req.MemberID = memberID // v0-2
 	lm := kmsg.NewLeaveGroupRequestMember()
 	lm.MemberID = memberID
-	lm.Reason = kmsg.StringPtr("the worker is leaving")
+	lm.Reason = kmsg.StringPtr(reason)
 	req.Members = append(req.Members, lm) // v3+
 	resp, err := req.RequestWith(ctx, m.cfg.Client)
 	if err != nil {

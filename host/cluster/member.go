@@ -37,7 +37,7 @@ type Handler interface {
 	// rest of a.Owned (under eager, a.Added is all of a.Owned). With a.Error == ConfigMismatch nothing changed:
 	// catch up on the config topic before returning, the member rejoins
 	// right after. A worker behind a.ConfigOffset reads up to it before
-	// starting anything.
+	// starting anything; one that cannot may call LeaveAndRejoinAfter.
 	OnAssigned(ctx context.Context, a Assignment)
 	// OnLost reports that the worker is no longer a member (evicted, or
 	// out of touch with the coordinator for a session timeout): everything
@@ -185,6 +185,7 @@ type Member struct {
 	log      hclog.Logger
 	assignor *Assignor
 	rejoinCh chan string
+	leaveCh  chan leaveRequest
 
 	mu      sync.Mutex
 	running bool
@@ -205,6 +206,7 @@ func New(cfg Config) (*Member, error) {
 		log:      cfg.Logger.Named("group"),
 		assignor: NewAssignor(cfg.MaxDelay),
 		rejoinCh: make(chan string, 1),
+		leaveCh:  make(chan leaveRequest, 1),
 		status:   Status{Generation: -1},
 	}, nil
 }
@@ -265,7 +267,7 @@ func (m *Member) Leave(ctx context.Context) error {
 	if id == "" {
 		return nil
 	}
-	err := m.sendLeave(ctx, id)
+	err := m.sendLeave(ctx, id, "the worker is leaving")
 	m.mu.Lock()
 	m.status = Status{Generation: -1}
 	m.plan = nil
@@ -279,6 +281,34 @@ func (m *Member) Leave(ctx context.Context) error {
 func (m *Member) Rejoin(reason string) {
 	select {
 	case m.rejoinCh <- reason:
+	default:
+	}
+}
+
+// leaveRequest is a LeaveAndRejoinAfter call waiting for the Run loop.
+type leaveRequest struct {
+	wait   time.Duration
+	reason string
+}
+
+// LeaveAndRejoinAfter asks the member to leave the group for wait and then
+// join it again as a new member: Kafka Connect's herder does so when it
+// cannot read the config topic up to an assignment's offset (it leaves and
+// backs off worker.unsync.backoff.ms), so that the others rebalance at once
+// and run the work instead of waiting for this worker. It does not block;
+// call it from OnAssigned. Once the round's callbacks have returned, the
+// member calls OnRevoked with everything it owns (a.Owned empty; stop it
+// all, the others may start it as soon as the member is gone), sends
+// LeaveGroup, forgets its member id and generation, stops heartbeating and
+// waits; Status shows no member id, no leader and Rebalancing meanwhile.
+// Rejoin requests made during the wait are served by the JoinGroup that
+// ends it. Leave, or the end of Run's context, during the wait returns at
+// once. A request made between rounds is served at once; one made while a
+// round is under way, after that round. Only the first of several requests
+// made before the member acts counts.
+func (m *Member) LeaveAndRejoinAfter(wait time.Duration, reason string) {
+	select {
+	case m.leaveCh <- leaveRequest{wait: max(wait, 0), reason: reason}:
 	default:
 	}
 }

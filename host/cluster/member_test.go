@@ -89,6 +89,8 @@ type herder struct {
 	eagerRevokes int
 	// revokeDelay (nanoseconds) is how long stopping revoked work takes.
 	revokeDelay atomic.Int64
+	// afterAssigned, when set, runs at the end of every OnAssigned.
+	afterAssigned atomic.Pointer[func(Assignment)]
 }
 
 func (h *herder) ConfigSnapshot() ConfigSnapshot { return *h.configs.Load() }
@@ -118,6 +120,9 @@ func (h *herder) OnRevoked(ctx context.Context, a Assignment) {
 }
 
 func (h *herder) OnAssigned(_ context.Context, a Assignment) {
+	if f := h.afterAssigned.Load(); f != nil {
+		defer (*f)(a)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.rounds = append(h.rounds, a)

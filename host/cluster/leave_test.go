@@ -1,0 +1,220 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupTraffic records, as the coordinator receives them, one worker's
+// JoinGroups and everyone's LeaveGroups.
+type groupTraffic struct {
+	mu     sync.Mutex
+	joins  []trafficEntry // the watched worker's JoinGroups
+	leaves []trafficEntry
+	// idleAtLeave: whether the watched worker ran nothing when each of
+	// its LeaveGroups arrived.
+	idleAtLeave []bool
+}
+
+type trafficEntry struct {
+	at       time.Time
+	memberID string
+}
+
+// watch records w's JoinGroups (known by the URL in their metadata) and
+// every LeaveGroup.
+func (e *testGroupEnv) watch(w *worker) *groupTraffic {
+	g := &groupTraffic{}
+	url := "http://" + w.name + ":8083"
+	e.c.ControlKey(int16(kmsg.JoinGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		jg := req.(*kmsg.JoinGroupRequest)
+		if len(jg.Protocols) > 0 {
+			if md, err := DecodeMetadata(jg.Protocols[0].Metadata); err == nil && md.URL == url {
+				g.mu.Lock()
+				g.joins = append(g.joins, trafficEntry{at: time.Now(), memberID: jg.MemberID})
+				g.mu.Unlock()
+			}
+		}
+		return nil, nil, false
+	})
+	e.c.ControlKey(int16(kmsg.LeaveGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		lg := req.(*kmsg.LeaveGroupRequest)
+		id := lg.MemberID
+		if len(lg.Members) > 0 {
+			id = lg.Members[0].MemberID
+		}
+		idle := w.h.runs().Empty()
+		g.mu.Lock()
+		g.leaves = append(g.leaves, trafficEntry{at: time.Now(), memberID: id})
+		g.idleAtLeave = append(g.idleAtLeave, idle)
+		g.mu.Unlock()
+		return nil, nil, false
+	})
+	return g
+}
+
+// leaveOf is the first LeaveGroup of member id.
+func (g *groupTraffic) leaveOf(id string) (trafficEntry, bool, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, l := range g.leaves {
+		if l.memberID == id {
+			return l, g.idleAtLeave[i], true
+		}
+	}
+	return trafficEntry{}, false, false
+}
+
+// joinsAfter is the watched worker's JoinGroups sent after t.
+func (g *groupTraffic) joinsAfter(t time.Time) []trafficEntry {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []trafficEntry
+	for _, j := range g.joins {
+		if j.at.After(t) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// leaveOnNextRound makes w ask, in its next OnAssigned, to leave the group
+// for wait, as the distributed herder does when it cannot read the config
+// topic up to the round's offset.
+func leaveOnNextRound(w *worker, wait time.Duration) {
+	var once sync.Once
+	f := func(Assignment) {
+		once.Do(func() { w.m.LeaveAndRejoinAfter(wait, "test: behind the config topic") })
+	}
+	w.h.afterAssigned.Store(&f)
+}
+
+// An eager worker that asks to leave and rejoin after a wait stops
+// everything, sends LeaveGroup (the other worker rebalances at once and
+// takes over all the work while it is out), sends no JoinGroup before the
+// wait has passed, and then joins as a new member (no member id in its
+// first JoinGroup, a new id after it), without being told its membership
+// was lost. The ledger fails the test if anything runs on both at once.
+func TestEagerLeaveAndRejoinAfter(t *testing.T) {
+	const wait = 2 * time.Second
+	e := newEnv(t, time.Second, eightTasks)
+	w1 := e.startWith("w1", Eager)
+	e.waitSettled(10*time.Second, w1)
+	w2 := e.startWith("w2", Eager)
+	e.waitSettled(10*time.Second, w1, w2)
+	traffic := e.watch(w1)
+
+	leaveOnNextRound(w1, wait)
+	e.configs.Store(&ConfigSnapshot{Offset: 11, Tasks: eightTasks})
+	w1.m.Rejoin("test: a config change")
+	w2.m.Rejoin("test: a config change")
+	waitFor(t, 10*time.Second, "w1 to ask to leave", func() bool { return w1.m.Status().MemberID == "" })
+	waitFor(t, 5*time.Second, "w1's LeaveGroup", func() bool {
+		traffic.mu.Lock()
+		defer traffic.mu.Unlock()
+		return len(traffic.leaves) > 0
+	})
+	traffic.mu.Lock()
+	left, idle := traffic.leaves[0], traffic.idleAtLeave[0]
+	traffic.mu.Unlock()
+	if !idle {
+		t.Fatal("w1 still ran work when its LeaveGroup arrived")
+	}
+	oldID := left.memberID
+	if oldID == "" || oldID == w2.m.Status().MemberID {
+		t.Fatalf("LeaveGroup from %q", oldID)
+	}
+
+	// w2 takes everything over while w1 waits.
+	e.waitSettled(wait, w2)
+	tookOver := time.Since(left.at)
+	if n := w2.h.runs().Len(); n != 10 {
+		t.Fatalf("w2 runs %v while w1 is out", w2.h.runs())
+	}
+	if j := traffic.joinsAfter(left.at); len(j) != 0 {
+		t.Fatalf("w1 joined %v after %v, before its wait", j[0].at.Sub(left.at), wait)
+	}
+	if st := w1.m.Status(); st.MemberID != "" || st.Generation != -1 || st.LeaderURL != "" || !st.Rebalancing || !st.Owned.Empty() {
+		t.Fatalf("w1's status while out of the group: %+v", st)
+	}
+	if !w1.h.runs().Empty() {
+		t.Fatalf("w1 runs %v while out of the group", w1.h.runs())
+	}
+	if dg := describeGroup(t, e); len(dg.Members) != 1 {
+		t.Fatalf("%d members while w1 is out", len(dg.Members))
+	}
+
+	// After the wait w1 comes back as a new member and the work is dealt
+	// out over both again.
+	e.waitSettled(wait+10*time.Second, w1, w2)
+	joins := traffic.joinsAfter(left.at)
+	if len(joins) == 0 {
+		t.Fatal("no JoinGroup from w1 after it left")
+	}
+	if g := joins[0].at.Sub(left.at); g < wait {
+		t.Fatalf("w1 rejoined %v after leaving, before its wait of %v", g, wait)
+	}
+	t.Logf("w2 ran all the work %v after w1's LeaveGroup; w1 joined again %v after it", tookOver, joins[0].at.Sub(left.at))
+	if joins[0].memberID != "" {
+		t.Fatalf("w1 rejoined as %q: not a new member", joins[0].memberID)
+	}
+	if id := w1.m.Status().MemberID; id == "" || id == oldID {
+		t.Fatalf("w1 is %q after rejoining, was %q", id, oldID)
+	}
+	w1.h.mu.Lock()
+	lost, causes := len(w1.h.lost), w1.h.causes
+	w1.h.mu.Unlock()
+	if lost != 0 {
+		t.Fatalf("w1 was told its membership was lost: %v", causes)
+	}
+	expectEager(t, e, w1, w2)
+	if _, _, ok := traffic.leaveOf(w1.m.Status().MemberID); ok {
+		t.Fatal("w1 left again")
+	}
+}
+
+// Leave during the wait returns at once and nothing joins afterwards.
+func TestLeaveDuringRejoinWait(t *testing.T) {
+	e := newEnv(t, time.Second, eightTasks)
+	w1 := e.startWith("w1", Eager)
+	e.waitSettled(10*time.Second, w1)
+	traffic := e.watch(w1)
+	leaveOnNextRound(w1, time.Minute)
+	w1.m.Rejoin("test")
+	waitFor(t, 10*time.Second, "w1's LeaveGroup", func() bool {
+		_, _, ok := traffic.leaveOf(w1.h.lastAssigned().MemberID)
+		return ok
+	})
+	if !w1.h.runs().Empty() {
+		t.Fatalf("w1 runs %v out of the group", w1.h.runs())
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w1.m.Leave(ctx); err != nil {
+		t.Fatalf("leave during the wait: %v", err)
+	}
+	if err := <-w1.done; err != nil {
+		t.Fatalf("Run after Leave: %v", err)
+	}
+	w1.done <- nil
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Leave during the wait took %v", d)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if j := traffic.joinsAfter(start); len(j) != 0 {
+		t.Fatalf("w1 joined after Leave: %v", j)
+	}
+}
+
+func (h *herder) lastAssigned() Assignment {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lastSeen
+}
