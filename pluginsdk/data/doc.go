@@ -23,6 +23,11 @@
 // the way Kafka Connect's equals does; String and FormatValue render schemas
 // and values for messages.
 //
+// JavaCalendarDate and JavaCalendarTime turn an instant into Java's calendar
+// date and back (Julian before 1582-10-15, as java.util.Date and
+// SimpleDateFormat reckon), for everything that prints or parses dates as
+// Kafka Connect does; Go's own calendar is proleptic Gregorian.
+//
 // A value of type Raw is bytes the connector already serialized: the worker
 // writes them to Kafka as they are and skips the converter.
 //
