@@ -34,6 +34,10 @@
 // when values a provider gave a TTL expire, unless the connector sets
 // config.action.reload=none (the built-in providers give none).
 //
+// The REST request timeout (90 s, as Kafka Connect's) can be set with the
+// Sluice property sluice.rest.request.timeout.ms, which Kafka Connect lacks
+// (its tests change the timeout in process); Options.RESTTimeout wins.
+//
 // Accepted so existing files load, and ignored with a warning:
 // rest.extension.classes (Java REST extensions cannot run here).
 //

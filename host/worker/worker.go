@@ -90,6 +90,11 @@ func NewStandalone(cfg *config.Worker, opts Options) (*Worker, error) {
 	if opts.KafkaTimeout <= 0 {
 		opts.KafkaTimeout = DefaultKafkaTimeout
 	}
+	rt, err := restTimeout(cfg, opts.RESTTimeout)
+	if err != nil {
+		return nil, err
+	}
+	opts.RESTTimeout = rt
 	if opts.PluginWatchInterval == 0 {
 		opts.PluginWatchInterval = DefaultPluginWatchInterval
 	}
