@@ -9,7 +9,14 @@
 // moved tasks stopping and no gap in any task's sequence, and three rounds
 // of rolling bounces (clean, then hard) as Kafka's test_bounce, and the
 // internal task-configs endpoint refusing unsigned and badly signed
-// requests under the sessioned protocol (KIP-507).
+// requests under the sessioned protocol (KIP-507). Two tests stop the
+// broker itself, each on a broker of its own (kafkatest.ForTest): the
+// workers give their membership up and stop their connector and tasks while
+// REST keeps answering, and after the broker's return everything runs again
+// with no gap in any task's sequence (Kafka's testBrokerCoordinator); a
+// request the worker cannot complete with the broker down answers 500 at
+// the request timeout naming what the worker is stuck in, and succeeds once
+// the broker is back (the broker-down half of testRequestTimeouts).
 //
 // Run with `go test -tags integration ./integration/distributed/`; the
 // sluice binary is bin/sluice (make build) or $SLUICE_BIN, the bundled
