@@ -25,6 +25,9 @@ import (
 type dateFormat struct {
 	pattern string
 	items   []dfItem
+	// weeks is whether a letter needs the day of the year or month
+	// counted in days passed (D w W F Y).
+	weeks bool
 }
 
 type dfItem struct {
@@ -81,6 +84,7 @@ func compileDateFormat(p string) (*dateFormat, error) {
 				j++
 			}
 			f.items = append(f.items, dfItem{letter: c, count: j - i})
+			f.weeks = f.weeks || strings.IndexByte("DwWFY", c) >= 0
 			i = j
 		default:
 			lit(string(c))
@@ -90,12 +94,15 @@ func compileDateFormat(p string) (*dateFormat, error) {
 	return f, nil
 }
 
-func pad(n, width int) string {
-	s := strconv.Itoa(n)
-	for len(s) < width {
-		s = "0" + s
+// writePad writes n (not negative) with zeros before it up to width
+// digits.
+func writePad(b *strings.Builder, n, width int) {
+	var tmp [24]byte
+	d := strconv.AppendInt(tmp[:0], int64(n), 10)
+	for i := len(d); i < width; i++ {
+		b.WriteByte('0')
 	}
-	return s
+	b.Write(d)
 }
 
 // usWeek is the week of the year in the US convention Java's default
@@ -145,12 +152,18 @@ func javaWeekYear(year int, month time.Month, yday int) int {
 func (f *dateFormat) Format(t time.Time) string {
 	t = t.UTC()
 	year, month, day := data.JavaCalendarDate(t)
-	yday := data.JavaCalendarYearDay(t)
-	// The day of the month as days passed since its first: October 1582
-	// runs 1, 2, 3, 4, 15 and Java counts weeks in it by days passed.
-	first := data.JavaCalendarTime(year, month, 1, 0, 0, 0, 0)
-	mday := int((t.Unix()-first.Unix())/86400) + 1
+	var yday, mday int
+	var first time.Time
+	if f.weeks {
+		yday = data.JavaCalendarYearDay(t)
+		// The day of the month as days passed since its first: October
+		// 1582 runs 1, 2, 3, 4, 15 and Java counts weeks in it by days
+		// passed.
+		first = data.JavaCalendarTime(year, month, 1, 0, 0, 0, 0)
+		mday = int((t.Unix()-first.Unix())/86400) + 1
+	}
 	var b strings.Builder
+	b.Grow(len(f.pattern) + 8)
 	for _, it := range f.items {
 		n := it.count
 		switch it.letter {
@@ -171,9 +184,9 @@ func (f *dateFormat) Format(t time.Time) string {
 				wy = -wy
 			}
 			if n == 2 {
-				b.WriteString(pad(wy%100, 2))
+				writePad(&b, wy%100, 2)
 			} else {
-				b.WriteString(pad(wy, n))
+				writePad(&b, wy, n)
 			}
 		case 'y':
 			y := year
@@ -181,9 +194,9 @@ func (f *dateFormat) Format(t time.Time) string {
 				y = 1 - y
 			}
 			if n == 2 {
-				b.WriteString(pad(y%100, 2))
+				writePad(&b, y%100, 2)
 			} else {
-				b.WriteString(pad(y, n))
+				writePad(&b, y, n)
 			}
 		case 'M', 'L':
 			switch {
@@ -192,18 +205,18 @@ func (f *dateFormat) Format(t time.Time) string {
 			case n == 3:
 				b.WriteString(month.String()[:3])
 			default:
-				b.WriteString(pad(int(month), n))
+				writePad(&b, int(month), n)
 			}
 		case 'w':
-			b.WriteString(pad(usWeek(t, year, yday), n))
+			writePad(&b, usWeek(t, year, yday), n)
 		case 'W':
-			b.WriteString(pad((mday-1+int(first.Weekday()))/7+1, n))
+			writePad(&b, (mday-1+int(first.Weekday()))/7+1, n)
 		case 'D':
-			b.WriteString(pad(yday, n))
+			writePad(&b, yday, n)
 		case 'd':
-			b.WriteString(pad(day, n))
+			writePad(&b, day, n)
 		case 'F':
-			b.WriteString(pad((mday-1)/7+1, n))
+			writePad(&b, (mday-1)/7+1, n)
 		case 'E':
 			if n >= 4 {
 				b.WriteString(t.Weekday().String())
@@ -215,7 +228,7 @@ func (f *dateFormat) Format(t time.Time) string {
 			if wd == 0 {
 				wd = 7
 			}
-			b.WriteString(pad(wd, n))
+			writePad(&b, wd, n)
 		case 'a':
 			if t.Hour() < 12 {
 				b.WriteString("AM")
@@ -223,27 +236,27 @@ func (f *dateFormat) Format(t time.Time) string {
 				b.WriteString("PM")
 			}
 		case 'H':
-			b.WriteString(pad(t.Hour(), n))
+			writePad(&b, t.Hour(), n)
 		case 'k':
 			h := t.Hour()
 			if h == 0 {
 				h = 24
 			}
-			b.WriteString(pad(h, n))
+			writePad(&b, h, n)
 		case 'K':
-			b.WriteString(pad(t.Hour()%12, n))
+			writePad(&b, t.Hour()%12, n)
 		case 'h':
 			h := t.Hour() % 12
 			if h == 0 {
 				h = 12
 			}
-			b.WriteString(pad(h, n))
+			writePad(&b, h, n)
 		case 'm':
-			b.WriteString(pad(t.Minute(), n))
+			writePad(&b, t.Minute(), n)
 		case 's':
-			b.WriteString(pad(t.Second(), n))
+			writePad(&b, t.Second(), n)
 		case 'S':
-			b.WriteString(pad(t.Nanosecond()/1e6, n))
+			writePad(&b, t.Nanosecond()/1e6, n)
 		case 'z':
 			if n >= 4 {
 				b.WriteString("Coordinated Universal Time")
