@@ -151,3 +151,24 @@ func TestDistributedAheadOfAssignmentNotTakenOn(t *testing.T) {
 		t.Fatalf("%d rounds counted behind; a worker ahead is not behind", rounds)
 	}
 }
+
+// An eager worker that cannot catch up leaves the group for one second the
+// first time, doubling up to worker.unsync.backoff.ms; never for nothing,
+// unless the limit is zero.
+func TestEagerUnsyncBackoff(t *testing.T) {
+	const limit = 5 * time.Minute
+	for rounds, want := range map[int]time.Duration{
+		1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second,
+		9: 256 * time.Second, 10: limit, 1000: limit,
+	} {
+		if got := eagerUnsyncBackoff(rounds, limit); got != want {
+			t.Errorf("round %d: wait %s, want %s", rounds, got, want)
+		}
+	}
+	if got := eagerUnsyncBackoff(1, 500*time.Millisecond); got != 500*time.Millisecond {
+		t.Errorf("limit 0.5s, round 1: wait %s", got)
+	}
+	if got := eagerUnsyncBackoff(3, 0); got != 0 {
+		t.Errorf("no limit: wait %s, want none", got)
+	}
+}

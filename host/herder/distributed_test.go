@@ -49,6 +49,11 @@ type dEnv struct {
 	urls map[string]string
 	// wrap, when set, changes the instances every herder started uses.
 	wrap func(*fakeInstances) herder.Instances
+	// logOpts, when set, adds client options to the internal topic logs
+	// of the herder named worker.
+	logOpts func(worker, topic string) []kgo.Opt
+	// options, when set, changes the options of every herder started.
+	options func(*herder.DistributedOptions)
 }
 
 func newDEnv(t *testing.T) *dEnv {
@@ -88,7 +93,11 @@ func (e *dEnv) start(name string, in *fakeInstances, withREST bool) *herder.Dist
 	t := e.t
 	t.Helper()
 	logConf := func(topic string) storage.LogConfig {
-		return storage.LogConfig{Topic: topic, ClientOpts: append(slices.Clone(e.opts), kgo.ClientID(name+"-"+topic))}
+		opts := append(slices.Clone(e.opts), kgo.ClientID(name+"-"+topic))
+		if e.logOpts != nil {
+			opts = append(opts, e.logOpts(name, topic)...)
+		}
+		return storage.LogConfig{Topic: topic, ClientOpts: opts}
 	}
 	offsets := storage.NewKafkaOffsetStore(logConf(dOffsetTopic))
 	if err := offsets.Start(ctxT(t)); err != nil {
@@ -111,7 +120,7 @@ func (e *dEnv) start(name string, in *fakeInstances, withREST bool) *herder.Dist
 	if e.wrap != nil {
 		inst = e.wrap(in)
 	}
-	h, err := herder.NewDistributed(herder.DistributedOptions{
+	opts := herder.DistributedOptions{
 		StandaloneOptions: herder.StandaloneOptions{
 			WorkerID:            name,
 			Instances:           inst,
@@ -126,7 +135,11 @@ func (e *dEnv) start(name string, in *fakeInstances, withREST bool) *herder.Dist
 		Group:     group,
 		ConfigLog: logConf(dConfigTopic),
 		StatusLog: logConf(dStatusTopic),
-	})
+	}
+	if e.options != nil {
+		e.options(&opts)
+	}
+	h, err := herder.NewDistributed(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

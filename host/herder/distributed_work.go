@@ -188,8 +188,21 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 			d.mu.Lock()
 			d.needsRebalance = true
 			d.unsyncRounds++
-			wait := unsyncBackoff(d.unsyncRounds, d.opts.UnsyncBackoff)
+			rounds := d.unsyncRounds
 			d.mu.Unlock()
+			if a.Protocol == cluster.Eager {
+				// Under eager this worker stopped everything before
+				// the round and the whole assignment is held back:
+				// staying in the group would leave all of it running
+				// nowhere. Leaving makes the others take it over at
+				// once (Kafka Connect's herder leaves too).
+				wait := eagerUnsyncBackoff(rounds, d.opts.UnsyncBackoff)
+				d.log.Warn("behind the leader's config offset; leaving the group so that the others run the work", "error", err,
+					"offset", d.config.Snapshot().Offset(), "leader_offset", a.ConfigOffset, "rejoin_after", wait)
+				d.leaveAndRejoinAfter(wait, "taking too long to read the config topic")
+				return
+			}
+			wait := unsyncBackoff(rounds, d.opts.UnsyncBackoff)
 			d.log.Warn("behind the leader's config offset; rejoining", "error", err, "leader_offset", a.ConfigOffset, "after", wait)
 			d.rejoinAfter(wait, round, "config topic behind the leader")
 			return
@@ -241,10 +254,11 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 // to the assignment's offset: not at all after the first (a slow read
 // passes), then one second, doubling up to worker.unsync.backoff.ms, so
 // that a worker that cannot catch up does not make the group rebalance
-// every few seconds. Kafka Connect leaves the group and waits the whole
-// worker.unsync.backoff.ms at the first failure, which stops all its work;
-// a Sluice worker keeps running what it ran and only holds back the work
-// the round added, answering 409 meanwhile.
+// every few seconds. Under the cooperative protocols (compatible,
+// sessioned) the worker stays in the group meanwhile: it keeps running
+// what it ran and only holds back the work the round added, answering 409.
+// Under eager it has stopped everything before the round, so it leaves
+// the group instead and waits out eagerUnsyncBackoff.
 func unsyncBackoff(rounds int, limit time.Duration) time.Duration {
 	if rounds <= 1 || limit <= 0 {
 		return 0
@@ -254,6 +268,39 @@ func unsyncBackoff(rounds int, limit time.Duration) time.Duration {
 		wait *= 2
 	}
 	return min(wait, limit)
+}
+
+// eagerUnsyncBackoff is how long an eager worker stays out of the group
+// after its rounds-th round in a row in which it could not read the config
+// topic up to the assignment's offset: the unsyncBackoff schedule one step
+// on, so one second the first time, doubling up to
+// worker.unsync.backoff.ms (zero: rejoin at once).
+//
+// Kafka Connect waits the whole worker.unsync.backoff.ms (five minutes by
+// default) every time. Sluice doubles instead: a read that failed once (a
+// broker restart, a slow fetch) costs the worker a few seconds out of the
+// group rather than five minutes of the group running on one worker fewer,
+// while a worker that keeps failing reaches the full backoff after ten
+// rounds (some eight and a half minutes with the default five-minute
+// limit) and from then on costs the group two eager rebalances per
+// worker.unsync.backoff.ms, as in Kafka Connect. Even the first wait is
+// not zero: leaving and rejoining at once would make two stop-the-world
+// rebalances back to back with no time for the read to recover.
+func eagerUnsyncBackoff(rounds int, limit time.Duration) time.Duration {
+	if limit <= 0 {
+		return 0
+	}
+	return unsyncBackoff(rounds+1, limit)
+}
+
+// leaveAndRejoinAfter has the group member stop this worker's work (it
+// calls OnRevoked with all of it), leave the group and join it again as a
+// new member after wait. The work it would have run meanwhile runs on the
+// others.
+func (d *Distributed) leaveAndRejoinAfter(wait time.Duration, reason string) {
+	if m := d.member.Load(); m != nil {
+		m.LeaveAndRejoinAfter(wait, reason)
+	}
 }
 
 // rejoinAfter asks for a rebalance after wait, unless another round was

@@ -1,0 +1,302 @@
+package herder_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/host/cluster"
+	"github.com/sluice-io/sluice/host/herder"
+)
+
+// connGate stalls the Kafka connections dialled through it while shut:
+// nothing is sent, and nothing received is handed over, until it opens
+// again. It makes one worker unable to read a topic the others read.
+type connGate struct {
+	mu   sync.Mutex
+	open chan struct{} // closed while the gate is open
+}
+
+func newConnGate() *connGate {
+	g := &connGate{open: make(chan struct{})}
+	close(g.open)
+	return g
+}
+
+func (g *connGate) shut() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.open:
+		g.open = make(chan struct{})
+	default:
+	}
+}
+
+func (g *connGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
+	}
+}
+
+func (g *connGate) pass(abort <-chan struct{}) error {
+	g.mu.Lock()
+	open := g.open
+	g.mu.Unlock()
+	select {
+	case <-open:
+		return nil
+	case <-abort:
+		return net.ErrClosed
+	}
+}
+
+func (g *connGate) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	if err := g.pass(ctx.Done()); err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, host)
+	if err != nil {
+		return nil, err
+	}
+	return &gatedConn{Conn: c, g: g, closing: make(chan struct{})}, nil
+}
+
+type gatedConn struct {
+	net.Conn
+	g       *connGate
+	once    sync.Once
+	closing chan struct{}
+}
+
+// Read passes the gate before and after reading: a read already waiting
+// when the gate shuts (a long-polling fetch) holds what it got.
+func (c *gatedConn) Read(p []byte) (int, error) {
+	if err := c.g.pass(c.closing); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Read(p)
+	if gerr := c.g.pass(c.closing); gerr != nil {
+		return 0, gerr
+	}
+	return n, err
+}
+
+func (c *gatedConn) Write(p []byte) (int, error) {
+	if err := c.g.pass(c.closing); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *gatedConn) Close() error {
+	c.once.Do(func() { close(c.closing) })
+	return c.Conn.Close()
+}
+
+// groupMembers is how many members the coordinator has in the group.
+func (e *dEnv) groupMembers() int {
+	e.t.Helper()
+	cl, err := kgo.NewClient(e.opts...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer cl.Close()
+	gs, err := kadm.NewClient(cl).DescribeGroups(ctxT(e.t), dGroup)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(gs[dGroup].Members)
+}
+
+// workersOf is the worker ids in the connector's status: connector first,
+// then its tasks.
+func workersOf(t *testing.T, h herder.Herder, name string) []string {
+	t.Helper()
+	st, err := h.ConnectorStatus(context.Background(), name)
+	if err != nil {
+		t.Fatalf("status of %s: %v", name, err)
+	}
+	out := []string{st.Connector.WorkerID}
+	for _, ts := range st.Tasks {
+		out = append(out, ts.WorkerID)
+	}
+	return out
+}
+
+// Two workers on connect.protocol=eager; w2 can no longer read the config
+// topic, and a new connector moves the config offset past it. w2, which
+// stopped all its work before the round, cannot read up to the round's
+// offset within worker.sync.timeout.ms: it leaves the group, so w1 runs
+// every connector and task within a few seconds (before, w2 stayed in the
+// group holding back its whole assignment, which then ran nowhere). While
+// it is out, w2's REST API answers, with 409 for what needs a current
+// config, and the statuses name w1 for everything. Once w2 can read again
+// it comes back after its backoff (one second, then, still behind, 1.5 s),
+// as a new member, and the work is spread over both again. Nothing ever
+// runs on both at once.
+func TestDistributedEagerBehindLeavesTheGroup(t *testing.T) {
+	e := newDEnv(t)
+	e.group = func(c *cluster.Config) { c.Protocol = cluster.Eager }
+	gate := newConnGate()
+	defer gate.release() // before the cleanups close the herders
+	e.logOpts = func(worker, topic string) []kgo.Opt {
+		if worker == "w2" && topic == dConfigTopic {
+			return []kgo.Opt{kgo.Dialer(gate.dial)}
+		}
+		return nil
+	}
+	const backoff = 1500 * time.Millisecond
+	e.options = func(o *herder.DistributedOptions) {
+		o.SyncTimeout = 300 * time.Millisecond
+		o.UnsyncBackoff = backoff // waits of 1 s, then 1.5 s
+	}
+	live := newLiveWork(t)
+	live.wrap(e, "w1", "w2")
+	h1 := e.start("w1", newFakeInstances(), true)
+	h2 := e.start("w2", newFakeInstances(), true)
+	createRetrying(t, h1, "a")
+	dStates(t, h2, "a", "RUNNING:RUNNING,RUNNING")
+	dWait(t, "a's three items spread over both workers", func() bool {
+		got := live.running()
+		return len(got) == 3 && slices.ContainsFunc(got, onWorker("w1")) && slices.ContainsFunc(got, onWorker("w2"))
+	})
+	w2ID := herder.MemberID(h2)
+	outs := watchMembership(t, h2)
+
+	gate.shut()
+	shut := time.Now()
+	createRetrying(t, h1, "b")
+	// Everything on w1, nothing on w2, w2 out of the group.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := live.running()
+		if len(got) == 6 && !slices.ContainsFunc(got, onWorker("w2")) && herder.MemberID(h2) == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("w1 does not run everything %v after w2 fell behind: running %v, w2 is member %q",
+				time.Since(shut), got, herder.MemberID(h2))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("w1 runs all six items %v after w2's config reads stalled", time.Since(shut))
+	if n := e.groupMembers(); n != 1 {
+		// w2 may just be back for a round (its first wait is short);
+		// it leaves again, being still behind.
+		dWait(t, "w2 out of the group again", func() bool { return e.groupMembers() == 1 })
+	}
+	// The statuses say w1 runs everything.
+	dWait(t, "statuses naming w1 alone", func() bool {
+		for _, c := range []string{"a", "b"} {
+			if ws := workersOf(t, h1, c); len(ws) != 3 || slices.ContainsFunc(ws, func(w string) bool { return w != "w1" }) {
+				return false
+			}
+		}
+		return true
+	})
+	// w2 still answers: statuses from the status topic, 409 for what
+	// needs a current config.
+	if ws := workersOf(t, h2, "a"); len(ws) != 3 {
+		t.Fatalf("w2's status of a: %v", ws)
+	}
+	resp, err := http.Get(e.urls["w2"] + "/connectors/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("GET /connectors/a on w2 while behind: %d %v", resp.StatusCode, body)
+	}
+
+	// Still behind after its first wait, w2 comes back for a round and
+	// leaves again, for longer.
+	dWait(t, "w2 back after its first wait and out again", func() bool {
+		return len(outs()) == 1 && herder.MemberID(h2) == ""
+	})
+	gate.release()
+	released := time.Now()
+	dWait(t, "the work spread over both workers again", func() bool {
+		got := live.running()
+		return len(got) == 6 && slices.ContainsFunc(got, onWorker("w1")) && slices.ContainsFunc(got, onWorker("w2")) &&
+			h2.Health(context.Background()) == nil && herder.MemberID(h2) != ""
+	})
+	t.Logf("work spread again %v after w2 could read", time.Since(released))
+	if id := herder.MemberID(h2); id == w2ID {
+		t.Fatalf("w2 came back as member %s, the one it left as", id)
+	}
+	dStates(t, h2, "b", "RUNNING:RUNNING,RUNNING")
+	dWait(t, "w2 answers for a current config", func() bool {
+		_, err := h2.ConnectorInfo(context.Background(), "b")
+		return err == nil
+	})
+	if n := e.groupMembers(); n != 2 {
+		t.Fatalf("%d members after w2 came back", n)
+	}
+	// Out of the group for one second, then for the 1.5 s limit.
+	periods := outs()
+	if len(periods) != 2 || periods[0] < time.Second || periods[1] < backoff {
+		t.Fatalf("w2 was out of the group for %v; want 1s, then %v", periods, backoff)
+	}
+	t.Logf("w2 was out of the group %d times: %v", len(periods), periods)
+	if o := live.overlaps(); len(o) != 0 {
+		t.Fatalf("ran on two workers at once: %v", o)
+	}
+}
+
+// watchMembership samples h's group member id until the test ends; the
+// function returned gives how long each time out of the group (no member
+// id) lasted, for those that ended.
+func watchMembership(t *testing.T, h *herder.Distributed) func() []time.Duration {
+	var mu sync.Mutex
+	var periods []time.Duration
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var since time.Time
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			out := herder.MemberID(h) == ""
+			switch {
+			case out && since.IsZero():
+				since = time.Now()
+			case !out && !since.IsZero():
+				mu.Lock()
+				periods = append(periods, time.Since(since))
+				mu.Unlock()
+				since = time.Time{}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return func() []time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(periods)
+	}
+}
