@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -264,8 +265,15 @@ func (w *sinkWorker) SetRetryBackoff(_ context.Context, req *pluginv1.SetRetryBa
 	if req.GetBackoffMs() < 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "negative retry backoff %d ms", req.GetBackoffMs())
 	}
+	// A wait longer than a Duration holds (a Java task's
+	// timeout(Long.MAX_VALUE)) is the longest one, not a product that
+	// wraps around to a negative backoff.
+	backoff := time.Duration(math.MaxInt64)
+	if ms := req.GetBackoffMs(); ms < int64(backoff/time.Millisecond) {
+		backoff = time.Duration(ms) * time.Millisecond
+	}
 	w.mu.Lock()
-	w.backoff, w.backoffSet = time.Duration(req.GetBackoffMs())*time.Millisecond, true
+	w.backoff, w.backoffSet = backoff, true
 	w.mu.Unlock()
 	return &pluginv1.SetRetryBackoffResponse{}, nil
 }
