@@ -39,7 +39,7 @@
 //
 // # Member state machine
 //
-// Run loops over four states on one goroutine; Handler callbacks run on it.
+// Run loops over five states on one goroutine; Handler callbacks run on it.
 //
 //	joining   After an eager round: OnRevoked with everything owned
 //	          (heartbeats run meanwhile). Then JoinGroup; if it names
@@ -152,17 +152,22 @@
 // stopped before anyone starts; a follower stops as early as it can, but
 // may overlap for that long with whoever is given its work, since version 0
 // metadata does not say what a member runs. The downgrade is for rolling
-// changes of connect.protocol, not a steady state.
+// changes of connect.protocol, not a steady state. A member that leaves
+// for a while (LeaveAndRejoinAfter) stops everything before its LeaveGroup,
+// so it owns nothing at the JoinGroup that ends its wait either.
 //
 // # What the distributed herder does with it
 //
 // ConfigSnapshot returns the config topic as read so far, from memory.
 // OnRevoked stops the revoked work before returning. OnAssigned: with
 // Error == ConfigMismatch, read the config topic to the end before returning
-// (the member rejoins right after); when the local config offset is behind
-// a.ConfigOffset, read up to it (worker.sync.timeout.ms); otherwise start
-// a.Added. If that read fails, the worker answers 409 for what needs a
-// current config until a round succeeds, and:
+// (the member rejoins right after; under eager the read is bounded by
+// worker.sync.timeout.ms, and a worker that fails it leaves as below, since
+// nothing runs in the group until a round with every member's JoinGroup
+// succeeds); when the local config offset is behind a.ConfigOffset, read up
+// to it (worker.sync.timeout.ms); otherwise start a.Added. If that read
+// fails, the worker answers 409 for what needs a current config until a
+// round succeeds, and:
 //
 //   - under the cooperative protocols it keeps the work it ran, holds back
 //     a.Added and calls Rejoin: at once the first time, then after a wait of

@@ -173,6 +173,20 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	if a.Error != 0 {
 		d.setNeedsRebalance()
 		d.log.Info("config offsets differ in the group; reading the config topic to the end", "leader_offset", a.ConfigOffset)
+		if a.Protocol == cluster.Eager {
+			// Nothing runs in the group until a round succeeds, and
+			// that takes every member's JoinGroup: as Kafka Connect's
+			// herder does, a worker that cannot read the topic within
+			// worker.sync.timeout.ms leaves rather than hold the next
+			// round up for the rebalance timeout.
+			sctx, cancel := context.WithTimeout(ctx, d.opts.SyncTimeout)
+			err := d.config.Refresh(sctx)
+			cancel()
+			if err != nil {
+				d.leaveBehind(d.countUnsync(), err, a.ConfigOffset)
+			}
+			return
+		}
 		if err := d.config.Refresh(ctx); err != nil {
 			d.log.Warn("read the config topic", "error", err)
 		}
@@ -185,21 +199,14 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 		if err != nil || d.config.Snapshot().Offset() < a.ConfigOffset {
 			// Not resolved: what needs a current config answers 409
 			// until a round succeeds.
-			d.mu.Lock()
-			d.needsRebalance = true
-			d.unsyncRounds++
-			rounds := d.unsyncRounds
-			d.mu.Unlock()
+			rounds := d.countUnsync()
 			if a.Protocol == cluster.Eager {
 				// Under eager this worker stopped everything before
 				// the round and the whole assignment is held back:
 				// staying in the group would leave all of it running
 				// nowhere. Leaving makes the others take it over at
 				// once (Kafka Connect's herder leaves too).
-				wait := eagerUnsyncBackoff(rounds, d.opts.UnsyncBackoff)
-				d.log.Warn("behind the leader's config offset; leaving the group so that the others run the work", "error", err,
-					"offset", d.config.Snapshot().Offset(), "leader_offset", a.ConfigOffset, "rejoin_after", wait)
-				d.leaveAndRejoinAfter(wait, "taking too long to read the config topic")
+				d.leaveBehind(rounds, err, a.ConfigOffset)
 				return
 			}
 			wait := unsyncBackoff(rounds, d.opts.UnsyncBackoff)
@@ -293,13 +300,27 @@ func eagerUnsyncBackoff(rounds int, limit time.Duration) time.Duration {
 	return unsyncBackoff(rounds+1, limit)
 }
 
-// leaveAndRejoinAfter has the group member stop this worker's work (it
-// calls OnRevoked with all of it), leave the group and join it again as a
-// new member after wait. The work it would have run meanwhile runs on the
-// others.
-func (d *Distributed) leaveAndRejoinAfter(wait time.Duration, reason string) {
+// countUnsync counts a round this worker could not read the config topic
+// for, and returns how many in a row; what needs a current config answers
+// 409 until a round succeeds.
+func (d *Distributed) countUnsync() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.needsRebalance = true
+	d.unsyncRounds++
+	return d.unsyncRounds
+}
+
+// leaveBehind has the group member stop this worker's work (it calls
+// OnRevoked with all of it), leave the group and join it again as a new
+// member after eagerUnsyncBackoff: an eager worker that cannot read the
+// config topic. The work it would have run meanwhile runs on the others.
+func (d *Distributed) leaveBehind(rounds int, err error, leaderOffset int64) {
+	wait := eagerUnsyncBackoff(rounds, d.opts.UnsyncBackoff)
+	d.log.Warn("cannot read the config topic; leaving the group so that the others run the work", "error", err,
+		"offset", d.config.Snapshot().Offset(), "leader_offset", leaderOffset, "rejoin_after", wait)
 	if m := d.member.Load(); m != nil {
-		m.LeaveAndRejoinAfter(wait, reason)
+		m.LeaveAndRejoinAfter(wait, "taking too long to read the config topic")
 	}
 }
 
