@@ -469,6 +469,14 @@ func (t *sinkTask) teardown(ctx context.Context, reason error, stopWatching func
 	}
 	if t.client != nil {
 		t.client.AllowRebalance()
+		// Close leaves the group with no deadline of its own: a
+		// coordinator that does not answer would hold the stop past
+		// the drain deadline. Leaving first, bounded by it, leaves
+		// Close nothing to wait for (a drain already out of time does
+		// not wait for the leave at all).
+		if err := t.client.LeaveGroupContext(tctx); err != nil {
+			t.log.Warn("leaving the consumer group did not finish", "error", err)
+		}
 		t.client.Close()
 	}
 	if t.plugin != nil {

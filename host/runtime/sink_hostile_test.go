@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
@@ -48,5 +51,48 @@ func TestSinkHugeRetryBackoffWaits(t *testing.T) {
 		if n := len(f.deliveredList()); n != 0 {
 			t.Errorf("backoff %d ms: %d records delivered, want none", ms, n)
 		}
+	}
+}
+
+// A group coordinator that does not answer the LeaveGroup of a stopping
+// sink task keeps the task no longer than task.shutdown.graceful.timeout.ms:
+// the leave is bounded by the drain deadline like the rest of the stop.
+func TestSinkStopBoundedBySlowLeaveGroup(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 10)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	c.ControlKey(int16(kmsg.LeaveGroup), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		c.SleepControl(func() {
+			select {
+			case <-release:
+			case <-time.After(20 * time.Second):
+			}
+		})
+		return nil, nil, false
+	})
+	f := newFakeSink(&events{})
+	cfg := sinkConfig(c, f, nil, "a")
+	cfg.ShutdownTimeout = 500 * time.Millisecond
+	// franz-go's Close gives the final client-metrics push a fixed second,
+	// which kfake answers on the connection the held LeaveGroup blocks.
+	cfg.ConsumerOpts = append(cfg.ConsumerOpts, kgo.DisableClientMetrics())
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "delivery", func() bool { return len(f.deliveredList()) == 10 })
+	start := time.Now()
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > cfg.ShutdownTimeout+time.Second {
+		t.Errorf("Run returned %s after Stop, graceful timeout %s", took, cfg.ShutdownTimeout)
+	}
+	if got := committedOffsets(t, c, "connect-snk"); got["a-0"] != 10 {
+		t.Errorf("committed %v, want a-0=10", got)
 	}
 }
