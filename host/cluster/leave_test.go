@@ -218,3 +218,57 @@ func (h *herder) lastAssigned() Assignment {
 	defer h.mu.Unlock()
 	return h.lastSeen
 }
+
+// Leave called while the member is on its way out (stopping its work for
+// LeaveAndRejoinAfter, or sending the LeaveGroup) still leaves the group:
+// the others rebalance at once, not after the session timeout. The
+// LeaveGroup must come from one of the two: the member's own leave is cut
+// short by the end of Run's context, and Leave sends one only for a member
+// id it still sees.
+func TestLeaveWhileLeavingForRejoin(t *testing.T) {
+	e := newEnv(t, time.Second, eightTasks)
+	w1 := e.startWith("w1", Eager)
+	e.waitSettled(10*time.Second, w1)
+	w2 := e.startWith("w2", Eager)
+	e.waitSettled(10*time.Second, w1, w2)
+	traffic := e.watch(w1)
+
+	asked := make(chan string, 1)
+	var once sync.Once
+	f := func(a Assignment) {
+		once.Do(func() {
+			// Stopping the work takes a while: Leave arrives meanwhile.
+			w1.h.revokeDelay.Store(int64(time.Second))
+			w1.m.LeaveAndRejoinAfter(time.Minute, "test: behind the config topic")
+			asked <- a.MemberID
+		})
+	}
+	w1.h.afterAssigned.Store(&f)
+	w1.m.Rejoin("test")
+	var id string
+	select {
+	case id = <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("w1 did not complete a round")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w1.m.Leave(ctx); err != nil {
+		t.Fatalf("leave while leaving: %v", err)
+	}
+	if err := <-w1.done; err != nil {
+		t.Fatalf("Run after Leave: %v", err)
+	}
+	w1.done <- nil
+	left := time.Now()
+	// Well within the session timeout: only a LeaveGroup makes it.
+	waitFor(t, testSession/2, "w1's LeaveGroup", func() bool {
+		_, _, ok := traffic.leaveOf(id)
+		return ok
+	})
+	if dg := describeGroup(t, e); len(dg.Members) != 1 || dg.Members[0].MemberID != w2.m.Status().MemberID {
+		t.Fatalf("members after w1 left: %+v", dg.Members)
+	}
+	e.waitSettled(10*time.Second, w2)
+	t.Logf("w2 runs everything %v after w1's Leave returned", time.Since(left))
+}

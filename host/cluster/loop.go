@@ -528,7 +528,14 @@ func (m *Member) leaveFor(ctx context.Context, s *session, lv leaveRequest) (str
 		lctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
 		err := m.sendLeave(lctx, id, lv.reason)
 		cancel()
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() != nil {
+			// Leave (or shutdown) cut this LeaveGroup short, perhaps
+			// before it was sent: Leave sends one for the member id
+			// it finds in the status once Run has returned.
+			m.setStatus(func(st *Status) { st.MemberID = id })
+			return "", ctx.Err()
+		}
+		if err != nil {
 			// The coordinator drops the member after the session
 			// timeout anyway.
 			m.log.Warn("could not leave the group; the coordinator drops this member after session.timeout.ms", "error", err)
