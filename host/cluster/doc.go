@@ -164,7 +164,8 @@
 // (the member rejoins right after; under eager the read is bounded by
 // worker.sync.timeout.ms, and a worker that fails it leaves as below, since
 // nothing runs in the group until a round with every member's JoinGroup
-// succeeds); when the local config offset is behind a.ConfigOffset, read up
+// succeeds; a follower already at a.ConfigOffset does not read, as in Kafka
+// Connect); when the local config offset is behind a.ConfigOffset, read up
 // to it (worker.sync.timeout.ms); otherwise start a.Added. If that read
 // fails, the worker answers 409 for what needs a current config until a
 // round succeeds, and:

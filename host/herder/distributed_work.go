@@ -178,7 +178,13 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 			// that takes every member's JoinGroup: as Kafka Connect's
 			// herder does, a worker that cannot read the topic within
 			// worker.sync.timeout.ms leaves rather than hold the next
-			// round up for the rebalance timeout.
+			// round up for the rebalance timeout. A follower already
+			// at the round's offset has nothing to catch up on and
+			// just rejoins, as there too: a read that failed would
+			// make it leave, and the group might then be empty.
+			if !a.IsLeader && d.config.Snapshot().Offset() >= a.ConfigOffset {
+				return
+			}
 			sctx, cancel := context.WithTimeout(ctx, d.opts.SyncTimeout)
 			err := d.config.Refresh(sctx)
 			cancel()

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/host/cluster"
 	"github.com/sluice-io/sluice/host/herder"
@@ -407,5 +409,126 @@ func TestDistributedEagerCloseWhileOutOfTheGroup(t *testing.T) {
 	}
 	if got := live.running(); len(got) != 6 || slices.ContainsFunc(got, onWorker("w2")) {
 		t.Fatalf("running %v", got)
+	}
+}
+
+// A CONFIG_MISMATCH round under eager in which this worker is a follower
+// already up to date with the assignment's offset is not a reason to leave:
+// as Kafka Connect's herder does, it just rejoins, without reading the
+// config topic. Here the leader w1 cannot read a record w2 has read, so
+// the round fails for both; w2's own config reads stall from then on too.
+// w1 leaves (it cannot catch up within worker.sync.timeout.ms); w2 must
+// stay in the group and take the lead, not leave as well, which would
+// leave the group empty.
+func TestDistributedEagerUpToDateFollowerStaysOnMismatch(t *testing.T) {
+	e := newDEnv(t)
+	e.group = func(c *cluster.Config) { c.Protocol = cluster.Eager }
+	gates := map[string]*connGate{"w1": newConnGate(), "w2": newConnGate()}
+	for _, g := range gates {
+		t.Cleanup(g.release)
+	}
+	e.logOpts = func(worker, topic string) []kgo.Opt {
+		if topic == dConfigTopic {
+			return []kgo.Opt{kgo.Dialer(gates[worker].dial)}
+		}
+		return nil
+	}
+	e.options = func(o *herder.DistributedOptions) {
+		o.SyncTimeout = 300 * time.Millisecond
+		o.UnsyncBackoff = time.Second
+	}
+	live := newLiveWork(t)
+	live.wrap(e, "w1", "w2")
+	h1 := e.start("w1", newFakeInstances(), true)
+	h2 := e.start("w2", newFakeInstances(), true)
+	defer func() {
+		for _, g := range gates {
+			g.release()
+		}
+	}()
+	createRetrying(t, h1, "a")
+	dStates(t, h2, "a", "RUNNING:RUNNING,RUNNING")
+	if !herder.IsLeader(h1) {
+		t.Fatal("w1, the first member, does not lead")
+	}
+	w2ID := herder.MemberID(h2)
+	outs := watchMembership(t, h2)
+
+	// LeaveGroups by member id; w2's config reads stall once it joins
+	// with the record written below.
+	var mu sync.Mutex
+	leaves := map[string]int{}
+	var armAt atomic.Int64
+	armAt.Store(-1)
+	w2URL := e.urls["w2"] + "/"
+	e.c.ControlKey(int16(kmsg.LeaveGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		lg := req.(*kmsg.LeaveGroupRequest)
+		mu.Lock()
+		defer mu.Unlock()
+		leaves[lg.MemberID]++
+		for _, m := range lg.Members {
+			if m.MemberID != lg.MemberID {
+				leaves[m.MemberID]++
+			}
+		}
+		return nil, nil, false
+	})
+	e.c.ControlKey(int16(kmsg.JoinGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		jg := req.(*kmsg.JoinGroupRequest)
+		if at := armAt.Load(); at >= 0 && len(jg.Protocols) > 0 {
+			if md, err := cluster.DecodeMetadata(jg.Protocols[0].Metadata); err == nil && md.URL == w2URL && md.ConfigOffset >= at {
+				gates["w2"].shut()
+			}
+		}
+		return nil, nil, false
+	})
+
+	gates["w1"].shut()
+	writer := storage.NewConfigStore(storage.LogConfig{Topic: dConfigTopic, ClientOpts: e.opts}, nil)
+	if err := writer.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	cfg := srcConfig()
+	cfg["name"] = "b"
+	if err := writer.PutConnectorConfig(ctxT(t), "b", cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(e.opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctxT(t), dConfigTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := ends.Lookup(dConfigTopic, 0)
+	armAt.Store(end.Offset)
+	written := time.Now()
+
+	dWait(t, "w2 alone in the group, leading", func() bool {
+		return herder.IsLeader(h2) && e.groupMembers() == 1
+	})
+	t.Logf("w2 leads alone %v after the record w1 cannot read", time.Since(written))
+	mu.Lock()
+	w2Leaves := leaves[w2ID]
+	mu.Unlock()
+	if w2Leaves != 0 || len(outs()) != 0 || herder.MemberID(h2) != w2ID {
+		t.Fatalf("w2, up to date, left the group: %d LeaveGroups, out %v, member %q (was %q)",
+			w2Leaves, outs(), herder.MemberID(h2), w2ID)
+	}
+
+	for _, g := range gates {
+		g.release()
+	}
+	dWait(t, "the work spread over both workers again", func() bool {
+		got := live.running()
+		return len(got) == 6 && slices.ContainsFunc(got, onWorker("w1")) && slices.ContainsFunc(got, onWorker("w2"))
+	})
+	if o := live.overlaps(); len(o) != 0 {
+		t.Fatalf("ran on two workers at once: %v", o)
 	}
 }
