@@ -135,7 +135,9 @@
 // commits what was delivered (Kafka Connect asks for a commit then) and Put
 // is not called until Resume. Stop commits and closes every partition, stops
 // the plugin, leaves the group and kills the process, all within the drain
-// deadline; a Put still running at the deadline is abandoned.
+// deadline (the leave gets at least a second, past it if need be, so the
+// partitions go to another member at once); a Put still running at the
+// deadline is abandoned.
 //
 // # Goroutines
 //

@@ -470,13 +470,14 @@ func (t *sinkTask) teardown(ctx context.Context, reason error, stopWatching func
 	if t.client != nil {
 		t.client.AllowRebalance()
 		// Close leaves the group with no deadline of its own: a
-		// coordinator that does not answer would hold the stop past
-		// the drain deadline. Leaving first, bounded by it, leaves
-		// Close nothing to wait for (a drain already out of time does
-		// not wait for the leave at all).
-		if err := t.client.LeaveGroupContext(tctx); err != nil {
+		// coordinator that does not answer would hold the stop for
+		// good. Leaving first, bounded, leaves Close nothing to wait
+		// for.
+		lctx, cancel := leaveContext(tctx)
+		if err := t.client.LeaveGroupContext(lctx); err != nil {
 			t.log.Warn("leaving the consumer group did not finish", "error", err)
 		}
+		cancel()
 		t.client.Close()
 	}
 	if t.plugin != nil {
@@ -485,6 +486,36 @@ func (t *sinkTask) teardown(ctx context.Context, reason error, stopWatching func
 		}
 	}
 	return reason
+}
+
+// leaveGrace is the least time a sink task gives its LeaveGroup, even
+// past the drain deadline or once Run's context is cancelled: a member that
+// leaves hands its partitions over at once, one that does not holds them
+// until its session times out.
+const leaveGrace = time.Second
+
+// leaveContext bounds the leave: it ends once ctx has ended and leaveGrace
+// has passed, whichever is later.
+func leaveContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	grace, cancelGrace := context.WithTimeout(context.Background(), leaveGrace)
+	// Each end checks the other: whichever comes last cancels.
+	stopGrace := context.AfterFunc(grace, func() {
+		if ctx.Err() != nil {
+			cancel()
+		}
+	})
+	stopCtx := context.AfterFunc(ctx, func() {
+		if grace.Err() != nil {
+			cancel()
+		}
+	})
+	return lctx, func() {
+		stopGrace()
+		stopCtx()
+		cancelGrace()
+		cancel()
+	}
 }
 
 // setClient records the consumer; the first rebalance callback may run

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,8 +56,9 @@ func TestSinkHugeRetryBackoffWaits(t *testing.T) {
 }
 
 // A group coordinator that does not answer the LeaveGroup of a stopping
-// sink task keeps the task no longer than task.shutdown.graceful.timeout.ms:
-// the leave is bounded by the drain deadline like the rest of the stop.
+// sink task keeps the task no longer than task.shutdown.graceful.timeout.ms
+// (or the leave's short grace): the leave is bounded like the rest of the
+// stop.
 func TestSinkStopBoundedBySlowLeaveGroup(t *testing.T) {
 	c := newCluster(t, 1, map[string]int32{"a": 1})
 	produceTo(t, c, "a", 0, 0, 10)
@@ -89,10 +91,48 @@ func TestSinkStopBoundedBySlowLeaveGroup(t *testing.T) {
 	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > cfg.ShutdownTimeout+time.Second {
-		t.Errorf("Run returned %s after Stop, graceful timeout %s", took, cfg.ShutdownTimeout)
+	if took := time.Since(start); took > max(cfg.ShutdownTimeout, leaveGrace)+500*time.Millisecond {
+		t.Errorf("Run returned %s after Stop, graceful timeout %s, leave grace %s", took, cfg.ShutdownTimeout, leaveGrace)
 	}
 	if got := committedOffsets(t, c, "connect-snk"); got["a-0"] != 10 {
 		t.Errorf("committed %v, want a-0=10", got)
+	}
+}
+
+// A sink task whose drain ran out of time (a Put hung past the deadline)
+// still leaves its group, within the leave's grace, so that its partitions
+// go to another member at once rather than after a session timeout.
+func TestSinkTimedOutDrainStillLeaves(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 10)
+	var leaves atomic.Int32
+	c.ControlKey(int16(kmsg.LeaveGroup), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		leaves.Add(1)
+		return nil, nil, false
+	})
+	f := newFakeSink(&events{})
+	f.putHook = func(ctx context.Context, _ int, _ []*data.SinkRecord) error {
+		<-ctx.Done()
+		return &wire.Error{Kind: wire.KindTimeout, Message: "put abandoned"}
+	}
+	cfg := sinkConfig(c, f, nil, "a")
+	cfg.ShutdownTimeout = 300 * time.Millisecond
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "the hung Put", func() bool { return f.putCalls() == 1 })
+	start := time.Now()
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > cfg.ShutdownTimeout+leaveGrace+500*time.Millisecond {
+		t.Errorf("Run returned %s after Stop", took)
+	}
+	if n := leaves.Load(); n != 1 {
+		t.Errorf("%d LeaveGroup requests, want 1", n)
 	}
 }
