@@ -282,8 +282,8 @@ func TestBrokerCoordinator(t *testing.T) {
 }
 
 // TestBrokerDownRequestTimeouts is the broker-down half of Kafka's
-// testRequestTimeouts, on one worker with a 2 s REST request timeout. The
-// broker stops. A reconfiguration asked for while the worker still holds
+// testRequestTimeouts, on one worker with a 2 s REST request timeout and a
+// 10 s session. The broker stops. A reconfiguration asked for while the worker still holds
 // its membership (and leads) is stuck writing to the config topic: 500 at
 // the request timeout, "Request timed out. The worker is currently writing
 // a config for connector ... to the config topic, which began at ...".
@@ -292,7 +292,11 @@ func TestBrokerCoordinator(t *testing.T) {
 // GET / and the status answer 200 throughout. When the broker is back the
 // reconfiguration and a creation both succeed and run.
 func TestBrokerDownRequestTimeouts(t *testing.T) {
-	e := newOwnBrokerEnv(t, nil)
+	// A longer session than TestBrokerCoordinator's: the first request
+	// must reach the worker while it still leads, however long the broker
+	// takes to stop on a loaded machine.
+	const session = 10 * time.Second
+	e := newOwnBrokerEnv(t, map[string]string{"session.timeout.ms": strconv.FormatInt(session.Milliseconds(), 10)})
 	e.withCounterSource()
 	w := e.addWorker()
 	topic := e.topic("counts", 1)
@@ -321,7 +325,7 @@ func TestBrokerDownRequestTimeouts(t *testing.T) {
 	// Wait for the worker to give its membership up.
 	lost := regexp.MustCompile(`group membership lost; stopping all work`)
 	for logMatches(t, lost, w) == 0 {
-		if time.Since(down) > bdSession+10*time.Second {
+		if time.Since(down) > session+10*time.Second {
 			t.Fatalf("the worker kept its membership %s after the broker stopped", time.Since(down).Round(time.Millisecond))
 		}
 		time.Sleep(100 * time.Millisecond)
