@@ -62,8 +62,9 @@
 //	          the leader can hand it on; not under eager), when the
 //	          leader's delay expires, or after a loss. To out when the
 //	          owner called LeaveAndRejoinAfter (before any of those).
-//	out       OnRevoked with everything owned, heartbeats still running;
-//	          then LeaveGroup, so the others rebalance at once; the member
+//	out       OnRevoked with everything owned, heartbeats still running
+//	          (its context ends as before an eager JoinGroup: the group
+//	          may rebalance meanwhile); then LeaveGroup, so the others rebalance at once; the member
 //	          id and generation are dropped and heartbeats stop. After the
 //	          wait (Rejoin does not shorten it; Leave and the end of Run's
 //	          context do), joining as a new member. Not OnLost: the owner

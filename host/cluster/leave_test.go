@@ -272,3 +272,56 @@ func TestLeaveWhileLeavingForRejoin(t *testing.T) {
 	e.waitSettled(10*time.Second, w2)
 	t.Logf("w2 runs everything %v after w1's Leave returned", time.Since(left))
 }
+
+// A member stopping its work to leave (LeaveAndRejoinAfter) is still in the
+// group: if the group rebalances meanwhile, the coordinator waits for its
+// JoinGroup at most the rebalance timeout and then completes the round
+// without it, handing out what it is still stopping. As before an eager
+// JoinGroup, OnRevoked's context ends in time for a handler that kills
+// what has not stopped to be done before that.
+func TestSlowStopBeforeLeavingWhileTheGroupRebalances(t *testing.T) {
+	e := newEnv(t, time.Second, eightTasks)
+	w1 := e.startWith("w1", Eager)
+	e.waitSettled(10*time.Second, w1)
+	w2 := e.startWith("w2", Eager)
+	e.waitSettled(10*time.Second, w1, w2)
+	traffic := e.watch(w1)
+
+	asked := make(chan struct{})
+	var once sync.Once
+	f := func(Assignment) {
+		once.Do(func() {
+			w1.h.revokeDelay.Store(int64(2 * testRebalance))
+			w1.m.LeaveAndRejoinAfter(time.Minute, "test: behind the config topic")
+			close(asked)
+		})
+	}
+	w1.h.afterAssigned.Store(&f)
+	w1.m.Rejoin("test")
+	w2.m.Rejoin("test")
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("w1 did not complete a round")
+	}
+	// w2 rejoins while w1 stops its work (the ledger fails the test if
+	// w2 starts any of it before w1 has stopped it).
+	time.Sleep(100 * time.Millisecond)
+	e.configs.Store(&ConfigSnapshot{Offset: 12, Tasks: eightTasks})
+	w2.m.Rejoin("test: a config change")
+	waitFor(t, 3*testRebalance, "w1's LeaveGroup", func() bool {
+		traffic.mu.Lock()
+		defer traffic.mu.Unlock()
+		return len(traffic.leaves) > 0
+	})
+	e.waitSettled(10*time.Second, w2)
+	if !w1.h.runs().Empty() {
+		t.Fatalf("w1 runs %v out of the group", w1.h.runs())
+	}
+	w1.h.mu.Lock()
+	lost, causes := len(w1.h.lost), w1.h.causes
+	w1.h.mu.Unlock()
+	if lost != 0 {
+		t.Fatalf("w1 was dropped from the group while stopping its work: %v", causes)
+	}
+}

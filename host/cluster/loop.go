@@ -489,7 +489,11 @@ func (m *Member) stay(ctx context.Context, s *session, hb *heartbeats, nx next) 
 // revokeAll stops everything the member owns before it leaves the group:
 // the others may start it as soon as the LeaveGroup is answered. The
 // heartbeats still run, so a slow stop does not get the member evicted
-// (and its work handed out) before it has stopped.
+// (and its work handed out) before it has stopped. The member is still in
+// the group meanwhile: should the group rebalance, the coordinator waits
+// for its JoinGroup at most the rebalance timeout and then hands out what
+// it still runs. So OnRevoked's context ends at rejoinBy, as before an
+// eager JoinGroup.
 func (m *Member) revokeAll(ctx context.Context, s *session, why string) {
 	m.setStatus(func(st *Status) { st.Rebalancing = true })
 	if s.owned.Empty() {
@@ -498,13 +502,20 @@ func (m *Member) revokeAll(ctx context.Context, s *session, why string) {
 	revoked := s.owned
 	s.owned, s.current = Work{}, nil
 	m.setStatus(func(st *Status) { st.Owned = Work{} })
-	m.log.Info("leaving the group: revoking all work", "why", why, "revoked", revoked.Len())
-	m.cfg.Handler.OnRevoked(ctx, Assignment{
+	by := m.rejoinBy()
+	m.log.Info("leaving the group: revoking all work", "why", why, "revoked", revoked.Len(), "within", time.Until(by))
+	rctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	m.cfg.Handler.OnRevoked(rctx, Assignment{
 		Generation: s.generation,
 		MemberID:   s.memberID,
 		Protocol:   s.protocol,
 		Revoked:    revoked,
 	})
+	if time.Now().After(by) && ctx.Err() == nil {
+		m.log.Warn("stopping all work before leaving outlasted rebalance.timeout.ms; a group rebalancing meanwhile may have handed it to others",
+			"rebalance_timeout", m.cfg.RebalanceTimeout)
+	}
 }
 
 // leaveFor leaves the group (its work is stopped already), waits lv.wait

@@ -298,7 +298,8 @@ type leaveRequest struct {
 // and run the work instead of waiting for this worker. It does not block;
 // call it from OnAssigned. Once the round's callbacks have returned, the
 // member calls OnRevoked with everything it owns (a.Owned empty; stop it
-// all, the others may start it as soon as the member is gone), sends
+// all, the others may start it as soon as the member is gone; ctx ends as
+// before an eager JoinGroup, should the group rebalance meanwhile), sends
 // LeaveGroup, forgets its member id and generation, stops heartbeating and
 // waits; Status shows no member id, no leader and Rebalancing meanwhile.
 // Rejoin requests made during the wait are served by the JoinGroup that
