@@ -65,6 +65,11 @@ const (
 	// PluginMemoryMaxBytes is Sluice's own: the most private resident
 	// memory a plugin process may hold before the worker kills it.
 	PluginMemoryMaxBytes = "sluice.plugin.memory.max.bytes"
+	// RestRequestTimeoutMs is Sluice's own: how long a REST request may
+	// wait for the herder before it answers 500 naming what the worker is
+	// busy with. Kafka Connect has the same timeout (90 s) without a
+	// property (its tests change it in process).
+	RestRequestTimeoutMs = "sluice.rest.request.timeout.ms"
 )
 
 // Prefixes of settings passed through to Kafka clients and converters.
@@ -127,6 +132,8 @@ func baseDef() *def.Def {
 		return nil
 	}, "[0,...,65535]"),
 		Importance: def.Low, Group: groupREST, Doc: "Port other workers and statuses use for this worker; unset: the listener's port."})
+	d.Define(def.Key{Name: RestRequestTimeoutMs, Type: def.Long, Default: int64(90000), Validator: def.AtLeast(1),
+		Importance: def.Low, Group: groupREST, Doc: "How long a REST request may wait for the worker, in milliseconds, before it answers 500 with what the worker is busy with (Kafka Connect's fixed 90 s)."})
 	d.Define(def.Key{Name: RestAdvertisedListener, Type: def.String, Validator: def.Lambda(func(name string, v any) error {
 		if s, ok := v.(string); ok && s != "" && !strings.EqualFold(s, "http") && !strings.EqualFold(s, "https") {
 			return def.Invalid(name, v, "String must be one of: http, https")

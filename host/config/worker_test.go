@@ -231,3 +231,28 @@ func TestOverridePolicyByClassName(t *testing.T) {
 		t.Fatalf("a class Sluice does not have: %v", err)
 	}
 }
+
+func TestRestRequestTimeout(t *testing.T) {
+	base := map[string]string{"key.converter": "K", "value.converter": "V", "offset.storage.file.filename": "f"}
+	with := func(v string) map[string]string {
+		p := maps.Clone(base)
+		if v != "" {
+			p[RestRequestTimeoutMs] = v
+		}
+		return p
+	}
+	for v, want := range map[string]time.Duration{"": 90 * time.Second, "1500": 1500 * time.Millisecond, " 2000 ": 2 * time.Second} {
+		cfg, err := ParseWorker(with(v), true)
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if got := cfg.Millis(RestRequestTimeoutMs); got != want {
+			t.Errorf("%q: %v, want %v", v, got, want)
+		}
+	}
+	for _, bad := range []string{"0", "-5", "1s"} {
+		if _, err := ParseWorker(with(bad), true); err == nil || !strings.Contains(err.Error(), "Invalid value "+bad+" for configuration "+RestRequestTimeoutMs) {
+			t.Errorf("%q: error %v, want one naming %s", bad, err, RestRequestTimeoutMs)
+		}
+	}
+}

@@ -54,11 +54,9 @@ func NewDistributed(cfg *config.Worker, opts Options) (*Distributed, error) {
 	if opts.KafkaTimeout <= 0 {
 		opts.KafkaTimeout = DefaultKafkaTimeout
 	}
-	rt, err := restTimeout(cfg, opts.RESTTimeout)
-	if err != nil {
-		return nil, err
+	if opts.RESTTimeout <= 0 {
+		opts.RESTTimeout = cfg.Millis(config.RestRequestTimeoutMs)
 	}
-	opts.RESTTimeout = rt
 	loggers, err := logging.New(logging.Options{Output: opts.LogOutput, Level: cfg.String(config.LogLevel)})
 	if err != nil {
 		return nil, fmt.Errorf("loggers: %w", err)

@@ -35,8 +35,9 @@
 // config.action.reload=none (the built-in providers give none).
 //
 // The REST request timeout (90 s, as Kafka Connect's) can be set with the
-// Sluice property sluice.rest.request.timeout.ms, which Kafka Connect lacks
-// (its tests change the timeout in process); Options.RESTTimeout wins.
+// Sluice property sluice.rest.request.timeout.ms (host/config), which Kafka
+// Connect lacks (its tests change the timeout in process);
+// Options.RESTTimeout wins.
 //
 // Accepted so existing files load, and ignored with a warning:
 // rest.extension.classes (Java REST extensions cannot run here).

@@ -90,11 +90,9 @@ func NewStandalone(cfg *config.Worker, opts Options) (*Worker, error) {
 	if opts.KafkaTimeout <= 0 {
 		opts.KafkaTimeout = DefaultKafkaTimeout
 	}
-	rt, err := restTimeout(cfg, opts.RESTTimeout)
-	if err != nil {
-		return nil, err
+	if opts.RESTTimeout <= 0 {
+		opts.RESTTimeout = cfg.Millis(config.RestRequestTimeoutMs)
 	}
-	opts.RESTTimeout = rt
 	if opts.PluginWatchInterval == 0 {
 		opts.PluginWatchInterval = DefaultPluginWatchInterval
 	}
