@@ -325,3 +325,91 @@ func TestSlowStopBeforeLeavingWhileTheGroupRebalances(t *testing.T) {
 		t.Fatalf("w1 was dropped from the group while stopping its work: %v", causes)
 	}
 }
+
+// LeaveAndRejoinWhen: when the wait ends the member asks whether to join;
+// told to wait again, it sends no JoinGroup until it has, and asks again.
+// Leave while it waits again returns at once.
+func TestLeaveAndRejoinWhenReady(t *testing.T) {
+	const wait, again = 500 * time.Millisecond, 700 * time.Millisecond
+	e := newEnv(t, time.Second, eightTasks)
+	w1 := e.startWith("w1", Eager)
+	e.waitSettled(10*time.Second, w1)
+	w2 := e.startWith("w2", Eager)
+	e.waitSettled(10*time.Second, w1, w2)
+	traffic := e.watch(w1)
+
+	var mu sync.Mutex
+	var asked []time.Time
+	ready := func(ctx context.Context) (time.Duration, bool) {
+		if ctx.Err() != nil {
+			t.Error("asked with a context that ended")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, time.Now())
+		return again, len(asked) >= 2
+	}
+	var once sync.Once
+	f := func(Assignment) {
+		once.Do(func() { w1.m.LeaveAndRejoinWhen(wait, "test: behind the config topic", ready) })
+	}
+	w1.h.afterAssigned.Store(&f)
+	w1.m.Rejoin("test")
+	var left trafficEntry
+	waitFor(t, 10*time.Second, "w1's LeaveGroup", func() bool {
+		traffic.mu.Lock()
+		defer traffic.mu.Unlock()
+		if len(traffic.leaves) == 0 {
+			return false
+		}
+		left = traffic.leaves[0]
+		return true
+	})
+	e.waitSettled(wait+10*time.Second, w1, w2)
+	joins := traffic.joinsAfter(left.at)
+	mu.Lock()
+	n := len(asked)
+	first, second := asked[0], asked[n-1]
+	mu.Unlock()
+	if n != 2 {
+		t.Fatalf("asked %d times whether to rejoin, want 2", n)
+	}
+	if d := first.Sub(left.at); d < wait {
+		t.Fatalf("asked %v after leaving, before the wait of %v", d, wait)
+	}
+	if d := second.Sub(first); d < again {
+		t.Fatalf("asked again %v after the first time, before the wait of %v", d, again)
+	}
+	if len(joins) == 0 || joins[0].at.Before(second) || joins[0].memberID != "" {
+		t.Fatalf("w1's JoinGroups after it left: %v; asked at %v", joins, second.Sub(left.at))
+	}
+	t.Logf("w1 asked %v and %v after leaving, joined %v after", first.Sub(left.at), second.Sub(left.at), joins[0].at.Sub(left.at))
+
+	// Leave while waiting again.
+	mu.Lock()
+	asked = nil
+	mu.Unlock()
+	var once2 sync.Once
+	g := func(a Assignment) {
+		once2.Do(func() {
+			w1.m.LeaveAndRejoinWhen(0, "test", func(context.Context) (time.Duration, bool) { return time.Minute, false })
+		})
+	}
+	w1.h.afterAssigned.Store(&g)
+	w1.m.Rejoin("test")
+	waitFor(t, 10*time.Second, "w1 out again", func() bool { return w1.m.Status().MemberID == "" })
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w1.m.Leave(ctx); err != nil {
+		t.Fatalf("leave while waiting again: %v", err)
+	}
+	if err := <-w1.done; err != nil {
+		t.Fatalf("Run after Leave: %v", err)
+	}
+	w1.done <- nil
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Leave while waiting again took %v", d)
+	}
+}

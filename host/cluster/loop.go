@@ -524,7 +524,9 @@ func (m *Member) revokeAll(ctx context.Context, s *session, why string) {
 // rebalance as soon as the coordinator has the LeaveGroup, without waiting
 // for a session timeout. Heartbeats are stopped: nothing speaks for the old
 // membership any more. The wait ends early only when ctx does (Leave,
-// shutdown): a Rejoin during the wait is served by the join after it.
+// shutdown): a Rejoin during the wait is served by the join after it. With
+// lv.ready, the member joins only once it says so, waiting again between
+// tries.
 func (m *Member) leaveFor(ctx context.Context, s *session, lv leaveRequest) (string, error) {
 	id := s.memberID
 	s.memberID, s.generation, s.lastCompleted, s.member, s.owned, s.current = "", -1, -1, false, Work{}, nil
@@ -553,14 +555,25 @@ func (m *Member) leaveFor(ctx context.Context, s *session, lv leaveRequest) (str
 		}
 	}
 	m.log.Info("out of the group; rejoining as a new member after the backoff", "reason", lv.reason, "wait", lv.wait)
-	if lv.wait > 0 {
-		t := time.NewTimer(lv.wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-t.C:
+	for wait := lv.wait; ; {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return "", ctx.Err()
+			case <-t.C:
+			}
 		}
+		if lv.ready == nil || ctx.Err() != nil {
+			break
+		}
+		again, ok := lv.ready(ctx)
+		if ok {
+			break
+		}
+		wait = max(again, 0)
+		m.log.Info("not ready to rejoin the group; waiting again", "reason", lv.reason, "wait", wait)
 	}
 	return "rejoining after leaving the group: " + lv.reason, ctx.Err()
 }

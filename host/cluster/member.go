@@ -289,7 +289,14 @@ func (m *Member) Rejoin(reason string) {
 type leaveRequest struct {
 	wait   time.Duration
 	reason string
+	ready  ReadyToRejoin
 }
+
+// ReadyToRejoin is asked, on the goroutine running Run, when a wait out of
+// the group (LeaveAndRejoinWhen) ends: ok joins now; otherwise the member
+// waits again for again and asks once more. ctx ends with Run (Leave,
+// shutdown).
+type ReadyToRejoin func(ctx context.Context) (again time.Duration, ok bool)
 
 // LeaveAndRejoinAfter asks the member to leave the group for wait and then
 // join it again as a new member: Kafka Connect's herder does so when it
@@ -308,8 +315,16 @@ type leaveRequest struct {
 // round is under way, after that round. Only the first of several requests
 // made before the member acts counts.
 func (m *Member) LeaveAndRejoinAfter(wait time.Duration, reason string) {
+	m.LeaveAndRejoinWhen(wait, reason, nil)
+}
+
+// LeaveAndRejoinWhen is LeaveAndRejoinAfter, joining again only once ready
+// (nil: always) says so when a wait ends: Kafka Connect's herder, out of
+// the group for its config reads, joins only once it can read the config
+// topic, rather than join to leave again at once.
+func (m *Member) LeaveAndRejoinWhen(wait time.Duration, reason string, ready ReadyToRejoin) {
 	select {
-	case m.leaveCh <- leaveRequest{wait: max(wait, 0), reason: reason}:
+	case m.leaveCh <- leaveRequest{wait: max(wait, 0), reason: reason, ready: ready}:
 	default:
 	}
 }
