@@ -67,7 +67,9 @@
 //	          may rebalance meanwhile); then LeaveGroup, so the others rebalance at once; the member
 //	          id and generation are dropped and heartbeats stop. After the
 //	          wait (Rejoin does not shorten it; Leave and the end of Run's
-//	          context do), joining as a new member. Not OnLost: the owner
+//	          context do), joining as a new member; with
+//	          LeaveAndRejoinWhen, only once the owner says it is ready,
+//	          waiting again between tries. Not OnLost: the owner
 //	          asked, and has stopped the work through OnRevoked.
 //
 // A round that repeats an already completed generation (a stable group
@@ -177,11 +179,13 @@
 //     group, so what it runs keeps running;
 //   - under eager it has stopped everything before the round and a.Added is
 //     its whole assignment, which would run nowhere while it waits. So it
-//     calls LeaveAndRejoinAfter, as Kafka Connect's herder leaves the group
-//     and backs off: the others take its work over at once, and it joins
-//     again as a new member after one second, doubling up to
-//     worker.unsync.backoff.ms (Kafka Connect waits the whole backoff every
-//     time; the herder's eagerUnsyncBackoff says why Sluice does not).
+//     calls LeaveAndRejoinWhen, as Kafka Connect's herder leaves the group
+//     and backs off: the others take its work over at once. After one
+//     second, doubling up to worker.unsync.backoff.ms (Kafka Connect waits
+//     the whole backoff every time; the herder's eagerUnsyncBackoff says
+//     why Sluice does not), it reads the config topic again
+//     (worker.sync.timeout.ms), and joins again as a new member only if
+//     that succeeds, as Kafka Connect's does.
 //
 // Under eager, OnRevoked before each JoinGroup stops everything, and a.Added
 // is the whole assignment; internal requests are not signed

@@ -295,10 +295,12 @@ func unsyncBackoff(rounds int, limit time.Duration) time.Duration {
 // group rather than five minutes of the group running on one worker fewer,
 // while a worker that keeps failing reaches the full backoff after ten
 // rounds (some eight and a half minutes with the default five-minute
-// limit) and from then on costs the group two eager rebalances per
-// worker.unsync.backoff.ms, as in Kafka Connect. Even the first wait is
-// not zero: leaving and rejoining at once would make two stop-the-world
-// rebalances back to back with no time for the read to recover.
+// limit). Between waits it tries to read the topic and joins only once it
+// can (readyToRejoin), so a worker that keeps failing costs the group no
+// rebalance after its first leave, as in Kafka Connect. Even the first
+// wait is not zero: leaving and rejoining at once would make two
+// stop-the-world rebalances back to back with no time for the read to
+// recover.
 func eagerUnsyncBackoff(rounds int, limit time.Duration) time.Duration {
 	if limit <= 0 {
 		return 0
@@ -326,8 +328,27 @@ func (d *Distributed) leaveBehind(rounds int, err error, leaderOffset int64) {
 	d.log.Warn("cannot read the config topic; leaving the group so that the others run the work", "error", err,
 		"offset", d.config.Snapshot().Offset(), "leader_offset", leaderOffset, "rejoin_after", wait)
 	if m := d.member.Load(); m != nil {
-		m.LeaveAndRejoinAfter(wait, "taking too long to read the config topic")
+		m.LeaveAndRejoinWhen(wait, "taking too long to read the config topic", d.readyToRejoin)
 	}
+}
+
+// readyToRejoin is asked when a wait out of the group (leaveBehind) ends.
+// As Kafka Connect's herder does, the worker joins again only once it has
+// read the config topic to its end within worker.sync.timeout.ms: joining
+// while it still cannot read would only have it leave again, and cost the
+// whole group two stop-the-world rebalances each time. A failed read
+// counts as one more round behind, for the next wait.
+func (d *Distributed) readyToRejoin(ctx context.Context) (time.Duration, bool) {
+	sctx, cancel := context.WithTimeout(ctx, d.opts.SyncTimeout)
+	err := d.config.Refresh(sctx)
+	cancel()
+	if err == nil || ctx.Err() != nil {
+		return 0, true
+	}
+	wait := eagerUnsyncBackoff(d.countUnsync(), d.opts.UnsyncBackoff)
+	d.log.Warn("still cannot read the config topic; staying out of the group", "error", err,
+		"offset", d.config.Snapshot().Offset(), "retry_after", wait)
+	return wait, false
 }
 
 // rejoinAfter asks for a rebalance after wait, unless another round was
