@@ -815,7 +815,7 @@ func recordSize(r *kgo.Record) int {
 func (t *sourceTask) flush(ctx context.Context) {
 	_ = t.sendAcks(ctx)
 	if t.failed() == nil {
-		t.commitOffsets(ctx)
+		t.commitOffsets(ctx, context.Background())
 	}
 }
 
@@ -837,10 +837,11 @@ func (t *sourceTask) sendAcks(ctx context.Context) error {
 	return err
 }
 
-// commitOffsets stores the acknowledged prefix's offsets and, when that
-// worked, calls the plugin's Commit.
-func (t *sourceTask) commitOffsets(ctx context.Context) {
-	if !t.storeOffsets() {
+// commitOffsets stores the acknowledged prefix's offsets (within
+// storeCtx, see storeOffsetsWithin) and, when that worked, calls the
+// plugin's Commit.
+func (t *sourceTask) commitOffsets(ctx, storeCtx context.Context) {
+	if !t.storeOffsetsWithin(storeCtx) {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
@@ -868,7 +869,11 @@ func (t *sourceTask) startFlusher(ctx context.Context) (stop func()) {
 			case <-quit:
 				return
 			case <-t.flushKick:
-				t.commitOffsets(ctx)
+				// The write ends with the run's context too: a stop
+				// does not wait on a store that does not answer (the
+				// drain deadline, a hard stop); the drain writes what
+				// this one could not.
+				t.commitOffsets(ctx, ctx)
 				// A flush asked for while this one ran is dropped: as
 				// Kafka Connect's committer (a fixed delay between
 				// flushes), a store slower than the interval is not
@@ -910,6 +915,11 @@ func (t *sourceTask) callFailed(ctx context.Context, what string, err error) {
 // deadline, independent of the run's context, so the final flush of a
 // drain that ran out of time still happens. It reports success.
 func (t *sourceTask) storeOffsets() bool {
+	return t.storeOffsetsWithin(context.Background())
+}
+
+// storeOffsetsWithin is storeOffsets, its write also ended by parent.
+func (t *sourceTask) storeOffsetsWithin(parent context.Context) bool {
 	offs := t.tracker.takeOffsets()
 	if len(offs) == 0 {
 		return true
@@ -921,7 +931,7 @@ func (t *sourceTask) storeOffsets() bool {
 	if len(entries) == 0 {
 		return err == nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.OffsetFlushTimeout)
+	ctx, cancel := context.WithTimeout(parent, t.cfg.OffsetFlushTimeout)
 	defer cancel()
 	if err := t.cfg.Offsets.Set(ctx, t.cfg.ID.Connector, entries); err != nil {
 		t.tracker.restoreOffsets(offs)
