@@ -3,6 +3,7 @@ package herder_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"slices"
@@ -348,9 +349,15 @@ func TestDistributedEagerLeaderBehindLeavesTheGroup(t *testing.T) {
 // backoff, and connector a running spread over both.
 func eagerPair(t *testing.T, stalled string, backoff time.Duration, group func(*cluster.Config)) (*dEnv, *connGate, *liveWork, *herder.Distributed, *herder.Distributed) {
 	t.Helper()
+	return gatedPair(t, cluster.Eager, stalled, backoff, group)
+}
+
+// gatedPair is eagerPair on connect.protocol p.
+func gatedPair(t *testing.T, p cluster.Protocol, stalled string, backoff time.Duration, group func(*cluster.Config)) (*dEnv, *connGate, *liveWork, *herder.Distributed, *herder.Distributed) {
+	t.Helper()
 	e := newDEnv(t)
 	e.group = func(c *cluster.Config) {
-		c.Protocol = cluster.Eager
+		c.Protocol = p
 		if group != nil {
 			group(c)
 		}
@@ -586,6 +593,53 @@ func TestDistributedEagerBehindStaysOutUntilItCanRead(t *testing.T) {
 		t.Fatalf("w2 was out of the group %d times: %v", len(p), p)
 	}
 	dStates(t, h2, "b", "RUNNING:RUNNING,RUNNING")
+	if o := live.overlaps(); len(o) != 0 {
+		t.Fatalf("ran on two workers at once: %v", o)
+	}
+}
+
+// Under the cooperative protocols the new path is not taken: a worker
+// that cannot read the config topic up to a round's offset stays in the
+// group (same member id, no LeaveGroup), keeps running what it ran, and
+// only holds back what the round added, answering 409 meanwhile; once it
+// can read, it takes that on.
+func TestDistributedSessionedBehindStaysInTheGroup(t *testing.T) {
+	e, gate, live, h1, h2 := gatedPair(t, cluster.Sessioned, "w2", time.Second, nil)
+	defer gate.release()
+	var leaves atomic.Int32
+	e.c.ControlKey(int16(kmsg.LeaveGroup), func(kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		leaves.Add(1)
+		return nil, nil, false
+	})
+	id := herder.MemberID(h2)
+	before := slices.DeleteFunc(live.running(), func(s string) bool { return !onWorker("w2")(s) })
+	gate.shut()
+	createRetrying(t, h1, "b")
+	dWait(t, "w2 answering 409 while behind", func() bool {
+		_, err := h2.ConnectorInfo(context.Background(), "a")
+		return errors.Is(err, herder.ErrConflict)
+	})
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if got := herder.MemberID(h2); got != id {
+			t.Fatalf("w2, sessioned and behind, is member %q, was %q", got, id)
+		}
+		got := live.running()
+		for _, w := range before {
+			if !slices.Contains(got, w) {
+				t.Fatalf("w2 stopped %s while behind: running %v", w, got)
+			}
+		}
+	}
+	if n := leaves.Load(); n != 0 {
+		t.Fatalf("%d LeaveGroups while w2 was behind", n)
+	}
+	gate.release()
+	dWait(t, "w2 caught up", func() bool {
+		_, err := h2.ConnectorInfo(context.Background(), "b")
+		return err == nil
+	})
+	dStates(t, h1, "b", "RUNNING:RUNNING,RUNNING")
 	if o := live.overlaps(); len(o) != 0 {
 		t.Fatalf("ran on two workers at once: %v", o)
 	}
