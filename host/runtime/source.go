@@ -190,9 +190,16 @@ func (t *sourceTask) run(ctx context.Context) error {
 
 	reason := t.start(ctx)
 	if reason == nil {
-		stopFlusher := t.startFlusher(ctx)
+		// A failure abandons the flusher's write at once: the failure's
+		// teardown writes the offsets itself, within its own bound.
+		fctx, abandonFlush := context.WithCancel(ctx)
+		defer abandonFlush()
+		stopFlusher := t.startFlusher(fctx)
 		defer stopFlusher() // if the loop panics
 		reason = t.loop(ctx)
+		if reason != nil {
+			abandonFlush()
+		}
 		stopFlusher()
 	}
 	// No more Polls: batches finished from here on are left to the
@@ -945,7 +952,9 @@ func (t *sourceTask) storeOffsetsWithin(parent context.Context) bool {
 // pending acknowledgements, the offsets, then Commit if they were stored
 // and the plugin is still there.
 func (t *sourceTask) failedFlush(ctx context.Context) {
-	if err := t.sendAcks(ctx); isDeadProcess(err) || !t.storeOffsets() {
+	// The write is bounded by the teardown's ctx; failTeardown writes
+	// again, on its own deadline, what this one could not.
+	if err := t.sendAcks(ctx); isDeadProcess(err) || !t.storeOffsetsWithin(ctx) {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.CallTimeout)
