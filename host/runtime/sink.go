@@ -355,10 +355,13 @@ func (t *sinkTask) step(ctx context.Context, paused bool) error {
 const commitBusyWait = 5 * time.Millisecond
 
 // pollDeadline is when a poll gives up waiting: the next commit or
-// redelivery. Holds mu (or runs while no callback can).
+// redelivery (none while the task is paused: a redelivery that is due
+// waits for Resume, whose poke ends the poll, and a poll that ended at
+// once at its past retryAt would spin). Holds mu (or runs while no
+// callback can).
 func (t *sinkTask) pollDeadline() time.Time {
 	deadline := t.nextFlush
-	if t.pending != nil && t.retryAt.Before(deadline) {
+	if t.pending != nil && !t.taskPaused && t.retryAt.Before(deadline) {
 		deadline = t.retryAt
 	}
 	return deadline

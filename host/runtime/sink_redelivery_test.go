@@ -393,3 +393,44 @@ func TestSinkCommitWaitsForErrantReports(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A paused task whose batch waits for redelivery waits for Resume when the
+// backoff passes, idle: the poll's deadline was the past retry time, so
+// each poll ended at once and the paused task spun a core until resumed.
+func TestSinkPausedRedeliveryWaitsIdle(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 1})
+	produceTo(t, c, "a", 0, 0, 10)
+	f := newFakeSink(&events{})
+	f.putHook = func(_ context.Context, call int, _ []*data.SinkRecord) error {
+		if call == 1 {
+			return wire.Retriable("busy")
+		}
+		return nil
+	}
+	l := newRecListener()
+	cfg := sinkConfig(c, f, l, "a")
+	cfg.RetryBackoff = 100 * time.Millisecond
+	task, err := NewSinkTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := runTask(t, task)
+	eventually(t, "the aborted Put", func() bool { return f.putCalls() == 1 })
+	task.Pause()
+	l.await(t, "paused")
+	time.Sleep(200 * time.Millisecond) // the backoff passes while paused
+	before := cpuTime()
+	time.Sleep(500 * time.Millisecond)
+	if used := cpuTime() - before; used > 150*time.Millisecond {
+		t.Errorf("the paused task used %s of CPU in 500 ms", used)
+	}
+	if n := f.putCalls(); n != 1 {
+		t.Errorf("%d Puts with records while paused, want only the aborted one", n)
+	}
+	task.Resume()
+	eventually(t, "the redelivery", func() bool { return len(f.deliveredList()) == 10 })
+	task.Stop()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}
