@@ -180,8 +180,9 @@ func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 			// worker.sync.timeout.ms leaves rather than hold the next
 			// round up for the rebalance timeout. A follower already
 			// at the round's offset has nothing to catch up on and
-			// just rejoins, as there too: a read that failed would
-			// make it leave, and the group might then be empty.
+			// just rejoins, as Kafka Connect's does too: a read that
+			// failed would make it leave, and the group might then be
+			// empty.
 			if !a.IsLeader && d.config.Snapshot().Offset() >= a.ConfigOffset {
 				return
 			}
