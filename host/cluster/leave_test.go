@@ -413,3 +413,77 @@ func TestLeaveAndRejoinWhenReady(t *testing.T) {
 		t.Fatalf("Leave while waiting again took %v", d)
 	}
 }
+
+// Heartbeats keep the membership while the member stops its work to leave,
+// however long that takes within the bound (here longer than the session
+// timeout), and none is sent for the old membership once its LeaveGroup is
+// out.
+func TestHeartbeatsUntilLeaveGroup(t *testing.T) {
+	const stop = testSession + 500*time.Millisecond
+	e := newEnv(t, time.Second, eightTasks)
+	w1 := e.startWith("w1", Eager)
+	e.waitSettled(10*time.Second, w1)
+	w2 := e.startWith("w2", Eager)
+	e.waitSettled(10*time.Second, w1, w2)
+	traffic := e.watch(w1)
+	var mu sync.Mutex
+	beats := map[string][]time.Time{}
+	e.c.ControlKey(int16(kmsg.Heartbeat), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		hb := req.(*kmsg.HeartbeatRequest)
+		mu.Lock()
+		beats[hb.MemberID] = append(beats[hb.MemberID], time.Now())
+		mu.Unlock()
+		return nil, nil, false
+	})
+
+	asked := make(chan string, 1)
+	var once sync.Once
+	f := func(a Assignment) {
+		once.Do(func() {
+			w1.h.revokeDelay.Store(int64(stop))
+			w1.m.LeaveAndRejoinAfter(time.Minute, "test: behind the config topic")
+			asked <- a.MemberID
+		})
+	}
+	w1.h.afterAssigned.Store(&f)
+	w1.m.Rejoin("test")
+	var id string
+	select {
+	case id = <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("w1 did not complete a round")
+	}
+	start := time.Now()
+	var left trafficEntry
+	waitFor(t, stop+5*time.Second, "w1's LeaveGroup", func() bool {
+		l, _, ok := traffic.leaveOf(id)
+		left = l
+		return ok
+	})
+	if d := left.at.Sub(start); d < stop-100*time.Millisecond {
+		t.Fatalf("LeaveGroup %v after the leave was asked for, before the stop of %v", d, stop)
+	}
+	time.Sleep(2 * testHeartbeat)
+	mu.Lock()
+	var during, after int
+	for _, at := range beats[id] {
+		switch {
+		case at.After(left.at):
+			after++
+		case at.After(start):
+			during++
+		}
+	}
+	mu.Unlock()
+	if want := int(stop/testHeartbeat) - 2; during < want || after != 0 {
+		t.Fatalf("heartbeats of %s: %d while stopping (want %d or more), %d after its LeaveGroup", id, during, want, after)
+	}
+	w1.h.mu.Lock()
+	lost, causes := len(w1.h.lost), w1.h.causes
+	w1.h.mu.Unlock()
+	if lost != 0 {
+		t.Fatalf("w1 was dropped while stopping: %v", causes)
+	}
+	e.waitSettled(10*time.Second, w2)
+}
