@@ -241,6 +241,18 @@ func (t *sinkTask) loop(ctx context.Context) error {
 			return nil
 		}
 		t.mu.Lock()
+		if t.staged != nil {
+			// What the plugin asked during the last Put (a rewind, a
+			// pause) applies before the rebalance that waited for it
+			// commits the partitions it revokes, as Kafka Connect
+			// applies rewinds at the start of the poll that lets the
+			// rebalance in; a commit asked for is left to step.
+			if t.applyRequests() {
+				t.worker.mu.Lock()
+				t.worker.commit = true
+				t.worker.mu.Unlock()
+			}
+		}
 		staged := t.staged != nil
 		t.mu.Unlock()
 		if staged {

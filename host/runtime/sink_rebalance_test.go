@@ -3,13 +3,16 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/pluginsdk/data"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
@@ -201,6 +204,87 @@ func TestSinkFailedCommitIsRetried(t *testing.T) {
 	})
 	task.Stop()
 	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A rewind the plugin asks for during a Put applies before the rebalance
+// that waited for that Put commits the partitions it revokes, as Kafka
+// Connect applies rewinds at the start of the poll that lets the rebalance
+// in: the revocation then commits the rewind's offset, and the records the
+// plugin asked for again are delivered again (here an eager assignor
+// revokes both partitions). It used to be applied after the rebalance, to
+// partitions no longer assigned, and was lost: the revocation committed
+// what had been delivered.
+func TestSinkRewindDuringPutBeforeRevocation(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 2})
+	produceTo(t, c, "a", 0, 0, 40)
+	produceTo(t, c, "a", 1, 0, 40)
+	f1, f2 := newFakeSink(&events{}), newFakeSink(&events{})
+	blocked := make(chan struct{}, 1)
+	var mu sync.Mutex
+	seen := map[int32]bool{}
+	var armed atomic.Bool
+	join := make(chan struct{})
+	f1.putHook = func(_ context.Context, _ int, recs []*data.SinkRecord) error {
+		mu.Lock()
+		for _, r := range recs {
+			seen[r.OriginalPartition] = true
+		}
+		both := len(seen) == 2
+		mu.Unlock()
+		if !both || !armed.CompareAndSwap(false, true) {
+			time.Sleep(20 * time.Millisecond) // the next batch is staged meanwhile
+			return nil
+		}
+		// Task 2 joins while this Put runs; the plugin rewinds both
+		// partitions to 0 and returns once the rebalance waits for it.
+		close(join)
+		time.Sleep(200 * time.Millisecond)
+		if _, err := f1.workerServer().Rewind(context.Background(), &pluginv1.RewindRequest{Offsets: []*pluginv1.PartitionOffset{
+			{Topic: "a", Partition: 0, Offset: 0}, {Topic: "a", Partition: 1, Offset: 0}}}); err != nil {
+			t.Error(err)
+		}
+		select {
+		case <-blocked:
+		case <-time.After(10 * time.Second):
+			t.Error("the rebalance never waited for the Put")
+		}
+		return nil
+	}
+	eager := func(cfg *SinkConfig) {
+		*cfg = smallBatches(*cfg, 5)
+		cfg.Balancers = []kgo.GroupBalancer{kgo.RangeBalancer()}
+		cfg.ConsumerOpts = append(cfg.ConsumerOpts, kgo.HeartbeatInterval(100*time.Millisecond))
+	}
+	task1, wait1 := startSinkTask(t, c, f1, 0, func(cfg *SinkConfig) {
+		eager(cfg)
+		cfg.ConsumerOpts = append(cfg.ConsumerOpts, kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) {
+			select {
+			case blocked <- struct{}{}:
+			default:
+			}
+		}))
+	}, "a")
+	<-join
+	task2, wait2 := startSinkTask(t, c, f2, 1, eager, "a")
+	eventually(t, "the last records delivered after the rebalance", func() bool {
+		counts := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
+		return counts["a-0@39"] >= 1 && counts["a-1@39"] >= 1 && len(f2.openList()) == 1
+	})
+	time.Sleep(200 * time.Millisecond)
+	counts := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
+	for p := range 2 {
+		if n := counts[fmt.Sprintf("a-%d@0", p)]; n != 2 {
+			t.Errorf("a-%d@0 delivered %d times, want twice: once, then again from the rewind (committed %v)", p, n, committedOffsets(t, c, "connect-snk"))
+		}
+	}
+	task1.Stop()
+	task2.Stop()
+	if err := wait1(); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait2(); err != nil {
 		t.Fatal(err)
 	}
 }
