@@ -123,7 +123,9 @@
 // BlockRebalanceOnPoll they run only while Run's goroutine is polling,
 // never while it holds records; a mutex makes the hand-over explicit.
 // Assignment opens partitions (Open); revocation offers PreCommit, commits
-// what it returns and closes them; loss closes them without a commit.
+// what it returns and closes them; loss closes them without a commit. A
+// partition the plugin paused that a rebalance closes and the next
+// assignment opens again (an eager rebalance) stays paused.
 //
 // A Put answered ABORTED keeps its batch: every partition is paused (so no
 // newer record overtakes it), the task keeps polling (so rebalances go

@@ -70,6 +70,12 @@ type sinkTask struct {
 	busyChecks int
 	// pluginPaused are the partitions the plugin paused.
 	pluginPaused map[topicPartition]bool
+	// revokedPaused are the partitions the plugin paused that a rebalance
+	// closed, until the next assignment: those it opens again stay
+	// paused (an eager rebalance revokes every partition and assigns them
+	// again), as Kafka Connect keeps the task's paused partitions that
+	// are still assigned.
+	revokedPaused map[topicPartition]bool
 	// fetchPaused are the partitions paused in the consumer now.
 	fetchPaused map[topicPartition]bool
 	taskPaused  bool

@@ -31,9 +31,13 @@ func (t *sinkTask) onAssigned(_ context.Context, cl *kgo.Client, assigned map[st
 			if !t.assigned[tp] {
 				t.assigned[tp] = true
 				opened = append(opened, tp)
+				if t.revokedPaused[tp] {
+					t.pluginPaused[tp] = true
+				}
 			}
 		}
 	}
+	t.revokedPaused = nil
 	if len(opened) == 0 {
 		return
 	}
@@ -72,6 +76,14 @@ func (t *sinkTask) release(cl *kgo.Client, parts map[string][]int32, commit bool
 	}
 	if len(tps) == 0 {
 		return
+	}
+	for _, tp := range tps {
+		if t.pluginPaused[tp] {
+			if t.revokedPaused == nil {
+				t.revokedPaused = map[topicPartition]bool{}
+			}
+			t.revokedPaused[tp] = true
+		}
 	}
 	if !t.closed && t.failed() == nil {
 		t.log.Debug("partitions revoked", "partitions", fmt.Sprint(tps), "commit", commit)
