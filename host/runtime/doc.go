@@ -101,9 +101,10 @@
 // buffered is taken; the polling ends when the Put returns. Before the staged batch is put, a waiting rebalance gets its turn
 // (AllowRebalance and a poll on a done context, which waits out a rebalance
 // in progress and takes no records); its callbacks drop the staged records
-// of the partitions they close. What the plugin asked during the Put (a
-// rewind, a pause) applies before that rebalance, so a revocation commits
-// a rewind's offset, as in Kafka Connect. The staged batch is thrown away, and the
+// of the partitions they close. What the plugin asked during a Put (a
+// rewind, a pause; a redelivery's too) applies before the next rebalance
+// can run, so a revocation commits a rewind's offset, as in Kafka Connect.
+// The staged batch is thrown away, and the
 // consumer set back to its first offsets, when the plugin asked for a pause,
 // resume or rewind meanwhile, the task was paused, a PreCommit failed, or
 // the Put answered ABORTED: it was read under state that no longer holds,

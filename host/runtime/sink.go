@@ -248,16 +248,7 @@ func (t *sinkTask) loop(ctx context.Context) error {
 		}
 		t.mu.Lock()
 		if t.staged != nil {
-			// What the plugin asked during the last Put (a rewind, a
-			// pause) applies before the rebalance that waited for it
-			// commits the partitions it revokes, as Kafka Connect
-			// applies rewinds at the start of the poll that lets the
-			// rebalance in; a commit asked for is left to step.
-			if t.applyRequests() {
-				t.worker.mu.Lock()
-				t.worker.commit = true
-				t.worker.mu.Unlock()
-			}
+			t.applyBeforeRebalance()
 		}
 		staged := t.staged != nil
 		t.mu.Unlock()
@@ -281,6 +272,10 @@ func (t *sinkTask) loop(ctx context.Context) error {
 			t.report(stateRunning)
 		}
 		if b == nil {
+			// step may have put a batch again (a redelivery).
+			t.mu.Lock()
+			t.applyBeforeRebalance()
+			t.mu.Unlock()
 			recs := t.poll(ctx, gen)
 			if len(recs) == 0 {
 				if err := t.putEmpty(ctx); err != nil && !errors.Is(err, errStopped) {
@@ -305,6 +300,20 @@ func (t *sinkTask) loop(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// applyBeforeRebalance applies what the plugin asked during the last Put
+// (a rewind, a pause) before a rebalance that waited for that Put commits
+// the partitions it revokes, as Kafka Connect applies rewinds at the start
+// of the poll that lets the rebalance in; a commit asked for is left to
+// step. Holds mu.
+func (t *sinkTask) applyBeforeRebalance() {
+	if t.applyRequests() {
+		t.worker.mu.Lock()
+		t.worker.commit = true
+		t.worker.mu.Unlock()
+	}
+	t.applyPauses()
 }
 
 // yieldToRebalance lets a rebalance that is waiting for the task's records

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
 
@@ -328,6 +329,83 @@ func TestSinkPluginPauseSurvivesEagerRebalance(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "task 1 delivers once resumed", func() bool { return len(f1.deliveredList()) == 10 })
+	task1.Stop()
+	task2.Stop()
+	if err := wait1(); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait2(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The same holds for a rewind asked for during the redelivery of a batch
+// whose Put answered ABORTED: the redelivery runs between the poll that
+// ended the backoff and the next one, which lets the waiting rebalance in,
+// and the rewind must apply before it.
+func TestSinkRewindDuringRedeliveryBeforeRevocation(t *testing.T) {
+	c := newCluster(t, 1, map[string]int32{"a": 2})
+	produceTo(t, c, "a", 0, 0, 40)
+	produceTo(t, c, "a", 1, 0, 40)
+	f1, f2 := newFakeSink(&events{}), newFakeSink(&events{})
+	blocked := make(chan struct{}, 1)
+	var mu sync.Mutex
+	seen := map[int32]bool{}
+	var aborted, redelivered atomic.Bool
+	join := make(chan struct{})
+	f1.putHook = func(_ context.Context, _ int, recs []*data.SinkRecord) error {
+		mu.Lock()
+		for _, r := range recs {
+			seen[r.OriginalPartition] = true
+		}
+		both := len(seen) == 2
+		mu.Unlock()
+		switch {
+		case both && aborted.CompareAndSwap(false, true):
+			return wire.Retriable("busy")
+		case aborted.Load() && redelivered.CompareAndSwap(false, true):
+			close(join)
+			time.Sleep(200 * time.Millisecond)
+			if _, err := f1.workerServer().Rewind(context.Background(), &pluginv1.RewindRequest{Offsets: []*pluginv1.PartitionOffset{
+				{Topic: "a", Partition: 0, Offset: 0}, {Topic: "a", Partition: 1, Offset: 0}}}); err != nil {
+				t.Error(err)
+			}
+			select {
+			case <-blocked:
+			case <-time.After(10 * time.Second):
+				t.Error("the rebalance never waited for the Put")
+			}
+		}
+		return nil
+	}
+	eager := func(cfg *SinkConfig) {
+		*cfg = smallBatches(*cfg, 5)
+		cfg.RetryBackoff = 50 * time.Millisecond
+		cfg.Balancers = []kgo.GroupBalancer{kgo.RangeBalancer()}
+		cfg.ConsumerOpts = append(cfg.ConsumerOpts, kgo.HeartbeatInterval(100*time.Millisecond))
+	}
+	task1, wait1 := startSinkTask(t, c, f1, 0, func(cfg *SinkConfig) {
+		eager(cfg)
+		cfg.ConsumerOpts = append(cfg.ConsumerOpts, kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) {
+			select {
+			case blocked <- struct{}{}:
+			default:
+			}
+		}))
+	}, "a")
+	<-join
+	task2, wait2 := startSinkTask(t, c, f2, 1, eager, "a")
+	eventually(t, "the last records delivered after the rebalance", func() bool {
+		counts := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
+		return counts["a-0@39"] >= 1 && counts["a-1@39"] >= 1 && len(f2.openList()) == 1
+	})
+	time.Sleep(200 * time.Millisecond)
+	counts := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
+	for p := range 2 {
+		if n := counts[fmt.Sprintf("a-%d@0", p)]; n != 2 {
+			t.Errorf("a-%d@0 delivered %d times, want twice: once, then again from the rewind (committed %v)", p, n, committedOffsets(t, c, "connect-snk"))
+		}
+	}
 	task1.Stop()
 	task2.Stop()
 	if err := wait1(); err != nil {
