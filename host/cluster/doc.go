@@ -76,7 +76,10 @@
 // answers a follower that rejoins unchanged with its current generation and
 // assignment) changes nothing and calls nothing, except under eager: the
 // member stopped everything before it joined, and the repeated assignment
-// starts it again.
+// starts it again. Likewise after a loss under the kept member id: the
+// coordinator repeats a generation only for the JoinGroup it had, which
+// said (no current assignment) that the member ran nothing, so that round's
+// increments are the member's whole share and start again.
 //
 // # No zombies
 //
@@ -84,8 +87,18 @@
 // session.timeout.ms and may hand its work out right after. A member gives up
 // earlier: when nothing has proved its membership alive (a heartbeat
 // answered, a join or sync completed) for the session timeout less one
-// heartbeat interval, it calls OnLost and joins afresh. The interval left is
-// for the owner to stop its work before anyone else can start it. While a
+// heartbeat interval, it calls OnLost and joins again. The interval left is
+// for the owner to stop its work before anyone else can start it. It joins
+// under the member id it had, as Kafka's clients do: a coordinator that was
+// only unreachable (a broker restarted, which reloads the group) may still
+// know it, and then the group rebalances at once with the same members
+// rather than after the old session expires, and the leader does not take
+// the work the member ran for a departed worker's, held back for the
+// scheduled delay. Only when the coordinator refused the membership
+// (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID), or refuses
+// the old id at that JoinGroup, does it join as a new member. Leaving on
+// request (LeaveAndRejoinAfter) always drops the id, since the LeaveGroup
+// ended it. While a
 // rebalance is under way (a JoinGroup can legitimately wait up to
 // rebalance.timeout.ms) a member that owns work keeps heartbeating, which the
 // coordinator allows, so a coordinator that vanished mid-rebalance is noticed

@@ -19,7 +19,10 @@ type session struct {
 	lastCompleted int32
 	// member: a SyncGroup completed and the membership was not lost since.
 	member bool
-	owned  Work
+	// lost: the membership was lost since the last completed round, and
+	// its work stopped (see apply).
+	lost  bool
+	owned Work
 	// current is what the worker runs, as sent in JoinGroup metadata; nil
 	// until something is assigned, and again after a loss.
 	current *WireAssignment
@@ -390,8 +393,16 @@ func (m *Member) apply(ctx context.Context, s *session, j joined, w WireAssignme
 	// increments were applied then and must not be applied twice. An eager
 	// assignment is whole, not an increment, and the worker stopped
 	// everything before it joined: it applies again.
-	replay := j.generation == s.lastCompleted && j.protocol != Eager
+	//
+	// Not so after a loss, under the old id: the work is stopped. The
+	// coordinator answers with the completed generation only when the
+	// JoinGroup is the one it has for that generation, whose metadata
+	// said (no current assignment, as after a loss) that the worker ran
+	// nothing then: the increments of that round are all it should run,
+	// and are applied again.
+	replay := j.generation == s.lastCompleted && j.protocol != Eager && !s.lost
 	s.lastCompleted = j.generation
+	s.lost = false
 	s.member = true
 	s.protocol = j.protocol
 	switch {
@@ -579,15 +590,30 @@ func (m *Member) leaveFor(ctx context.Context, s *session, lv leaveRequest) (str
 }
 
 // lose ends the membership: the Handler stops everything, and the member
-// will join as a new one.
+// joins again. It offers its old member id when the coordinator did not
+// refuse it (see refusedID), as Kafka's clients do.
 func (m *Member) lose(ctx context.Context, s *session, cause error) {
 	wasMember, owned := s.member, s.owned
-	s.memberID, s.generation, s.member, s.owned, s.current = "", -1, false, Work{}, nil
+	// A member that gave up because the coordinator went silent (a broker
+	// that stopped, a network cut) may still be known to it: a restarted
+	// coordinator reloads the group with its members. Joining again under
+	// the same id lets the group rebalance at once instead of waiting for
+	// the old session to expire, and the leader then sees the same members,
+	// so the work this one ran is not taken for a departed worker's and
+	// held back for scheduled.rebalance.max.delay.ms. An id the coordinator
+	// refuses gets UNKNOWN_MEMBER_ID at the next JoinGroup, and the member
+	// joins afresh then.
+	if refusedID(cause) {
+		s.memberID = ""
+	}
+	s.generation, s.member, s.owned, s.current, s.lost = -1, false, Work{}, nil, true
 	if s.probe != nil {
 		s.probe.stopAndDrain()
 		s.probe = nil
 	}
 	m.mu.Lock()
+	// Status shows no id until a JoinGroup succeeds: Leave would send a
+	// LeaveGroup for it to a coordinator that may not answer.
 	m.status = Status{Generation: -1, Rebalancing: true}
 	m.plan = nil
 	m.mu.Unlock()
@@ -596,6 +622,15 @@ func (m *Member) lose(ctx context.Context, s *session, cause error) {
 	}
 	m.log.Warn("lost group membership; stopping all work", "owned", owned.Len(), "cause", cause)
 	m.cfg.Handler.OnLost(ctx, owned, cause)
+}
+
+// refusedID tells whether cause is the coordinator refusing the membership
+// itself (an id it no longer knows, a generation it moved past, an instance
+// fenced by a newer one): only then is the id dropped. Silence, network
+// errors and coordinator moves say nothing about the id.
+func refusedID(cause error) bool {
+	return errors.Is(cause, kerr.UnknownMemberID) || errors.Is(cause, kerr.IllegalGeneration) ||
+		errors.Is(cause, kerr.FencedInstanceID)
 }
 
 // maybeLost loses the membership when the coordinator has not seen this

@@ -42,7 +42,8 @@ type Handler interface {
 	// OnLost reports that the worker is no longer a member (evicted, or
 	// out of touch with the coordinator for a session timeout): everything
 	// in lost must stop now, others may already be taking it over. The
-	// member rejoins afresh.
+	// member rejoins, under its old member id unless the coordinator
+	// refused it (see the package doc).
 	OnLost(ctx context.Context, lost Work, cause error)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -210,7 +212,7 @@ func (e *testGroupEnv) startWithSession(name string, p Protocol, session time.Du
 	m, err := New(Config{
 		Client: cl, GroupID: testGroup, URL: "http://" + name + ":8083", Protocol: p,
 		SessionTimeout: session, HeartbeatInterval: testHeartbeat, RebalanceTimeout: testRebalance,
-		MaxDelay: e.maxDelay, Handler: h,
+		MaxDelay: e.maxDelay, Handler: h, Logger: testLog(t, name),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +225,15 @@ func (e *testGroupEnv) startWithSession(name string, p Protocol, session time.Du
 		<-w.done
 	})
 	return w
+}
+
+// testLog is the members' log: with SLUICE_TEST_LOG set, in the output of
+// the test (shown when it fails, or with -v).
+func testLog(t *testing.T, name string) hclog.Logger {
+	if os.Getenv("SLUICE_TEST_LOG") == "" {
+		return nil
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: hclog.Debug, Output: t.Output()})
 }
 
 // kill ends the worker as a crash does: no LeaveGroup, work gone.
@@ -532,8 +543,16 @@ func TestPartitionedWorkerStopsBeforeOthersTakeOver(t *testing.T) {
 	victim := ws[2]
 	had := victim.h.runs()
 	var healed atomic.Bool
+	oldID := victim.m.Status().MemberID
+	var joinsAsOld atomic.Int32
+	e.c.ControlKey(int16(kmsg.JoinGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		if req.(*kmsg.JoinGroupRequest).MemberID == oldID {
+			joinsAsOld.Add(1)
+		}
+		return nil, nil, false
+	})
 	start := time.Now()
-	partition(e.c, victim.m.Status().MemberID, &healed)
+	partition(e.c, oldID, &healed)
 	waitFor(t, 10*time.Second, "the cut-off member to report its loss", func() bool {
 		victim.h.mu.Lock()
 		defer victim.h.mu.Unlock()
@@ -547,10 +566,21 @@ func TestPartitionedWorkerStopsBeforeOthersTakeOver(t *testing.T) {
 	if lostAfter < testSession-2*testHeartbeat-100*time.Millisecond || lostAfter > testSession+testHeartbeat {
 		t.Fatalf("loss reported after %v, session timeout %v", lostAfter, testSession)
 	}
-	// It rejoins as a new member (the cut was on its old id) and the group
-	// settles with everyone.
-	e.waitSettled(15*time.Second, ws...)
+	// The coordinator evicts it and the others take its work over while
+	// it is still cut off: the ledger has checked that nobody started
+	// anything before it had stopped. (It keeps offering its old id,
+	// which the cut is keyed on, so it cannot come back meanwhile.)
+	e.waitSettled(15*time.Second, ws[0], ws[1])
+	if joinsAsOld.Load() == 0 {
+		t.Fatal("cut off, the member did not try to join again under its old id")
+	}
+	// Healed, its old id is refused (evicted): it joins as a new member
+	// and the group settles with everyone.
 	healed.Store(true)
+	e.waitSettled(15*time.Second, ws...)
+	if id := victim.m.Status().MemberID; id == "" || id == oldID {
+		t.Fatalf("after its eviction the cut-off member rejoined as %q (old id %q)", id, oldID)
+	}
 	t.Logf("partitioned member stopped its work after %v", lostAfter)
 }
 
