@@ -59,11 +59,14 @@
 // passes a record that could still be lost, whatever order Kafka answered
 // in. A record dropped by a transform is acknowledged at once, as not
 // written, and its offset counts like any other. A record that fails a
-// transform or a converter, or that Kafka refuses, goes to the
-// ErrorHandler with a Retry of its stages (errors.retry.timeout); a record
-// Kafka refused is handled on a goroutine of its own, joined before Run
-// returns, and stays in flight until it is written, skipped or fails the
-// task.
+// transform or a converter goes to the ErrorHandler with a Retry of its
+// stages (errors.retry.timeout). A record Kafka refused (once the
+// producer's own retries are over) goes to it without one, as Kafka
+// Connect does not send a failed record again either: a second write
+// would land behind the records of its partition produced since. It is
+// handled on a goroutine of its own, joined before Run returns, and stays
+// in flight until it is reported and skipped (acknowledged as not
+// written) or fails the task.
 //
 // Stop is the drain handshake of plugin.proto, bounded as a whole by
 // task.shutdown.graceful.timeout.ms from the moment Stop is called: stop

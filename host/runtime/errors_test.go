@@ -154,38 +154,28 @@ func TestSinkNoReporterWithoutReporting(t *testing.T) {
 	}
 }
 
-// A record Kafka refuses goes to the handler off the producer goroutine;
-// its Retry prepares the record afresh (here the transform shrinks it the
-// second time) and writes it, and the plugin hears it was written. Another
-// record refused and not retried is acknowledged as not written, and the
+// A record Kafka refuses goes to the handler off the producer goroutine,
+// without a Retry: the worker does not write it again (that would put it
+// behind later records of its partition), as Kafka Connect does not. A
+// handler that tolerates it has it acknowledged as not written, and the
 // records around it flow.
-func TestSourceProduceFailureRetriedThenSkipped(t *testing.T) {
+func TestSourceProduceFailureReportedAndSkipped(t *testing.T) {
 	const n = 10
 	c := newCluster(t, 1, map[string]int32{"t": 3})
 	f := newFakeSource(&events{})
 	f.limit = n
 	f.recordAcks = true
-	var seen sync.Map // seq → times transformed
 	cfg := sourceConfig(c, f, newMemOffsets(&events{}), nil)
 	cfg.ProducerOpts = append(cfg.ProducerOpts, kgo.ProducerBatchMaxBytes(4096))
-	// Records 3 and 7 are too large for a batch; record 3 shrinks when
-	// transformed again, record 7 does not.
+	// Records 3 and 7 are too large for a batch.
 	cfg.Transforms = transformFunc(func(r *data.Record) (*data.Record, error) {
-		key := string(r.Key.(data.Raw))
-		k, _ := seen.LoadOrStore(key, new(atomic.Int32))
-		times := k.(*atomic.Int32).Add(1)
 		out := *r
-		if key == "k7" || key == "k3" && times == 1 {
+		if key := string(r.Key.(data.Raw)); key == "k3" || key == "k7" {
 			out.Value = data.Raw(strings.Repeat("x", 10_000))
 		}
 		return &out, nil
 	})
-	h := &retryingHandler{retriesFor: func(r ErrantRecord) int {
-		if string(r.Source.Key.(data.Raw)) == "k3" {
-			return 1
-		}
-		return 0
-	}}
+	h := &retryingHandler{retries: 1}
 	cfg.Errors = h
 	task, err := NewSourceTask(cfg)
 	if err != nil {
@@ -202,21 +192,26 @@ func TestSourceProduceFailureRetriedThenSkipped(t *testing.T) {
 		written[ra.Seq] = ra.Written
 	}
 	for seq := uint64(1); seq <= n; seq++ {
-		if written[seq] != (seq != 7) {
+		if written[seq] != (seq != 3 && seq != 7) {
 			t.Errorf("record %d written=%v", seq, written[seq])
 		}
 	}
 	seenRecs, results := h.list()
-	if len(seenRecs) != 2 || len(results) != 1 || results[0] != nil {
-		t.Fatalf("reports %d, retry results %v; want 2 reports and one passing retry", len(seenRecs), results)
+	if len(seenRecs) != 2 || len(results) != 0 {
+		t.Fatalf("reports %d, retry results %v; want 2 reports and no retry", len(seenRecs), results)
 	}
+	keys := map[string]bool{}
 	for _, r := range seenRecs {
+		keys[string(r.Source.Key.(data.Raw))] = true
 		if r.Stage != StageProduce || !strings.Contains(r.Err.Error(), "KAFKA_PRODUCE") ||
-			r.Source.SourceOffset == nil {
+			r.Source.SourceOffset == nil || r.Retry != nil {
 			t.Errorf("report %+v", r)
 		}
 	}
-	if recs := readAll(t, c, "t", n-1); len(recs) != n-1 {
-		t.Fatalf("%d records on the topic, want %d", len(recs), n-1)
+	if !keys["k3"] || !keys["k7"] {
+		t.Errorf("reported %v, want k3 and k7", keys)
+	}
+	if recs := readAll(t, c, "t", n-2); len(recs) != n-2 {
+		t.Fatalf("%d records on the topic, want %d", len(recs), n-2)
 	}
 }

@@ -720,38 +720,21 @@ func (t *sourceTask) produceFailed(m *produced, err error) {
 	t.handlers.Go(func() { t.handleProduceFailure(t.hctx, m, err) })
 }
 
-// handleProduceFailure settles a record Kafka refused: written by a retry
-// (prepared afresh and produced synchronously), skipped, or the task
-// fails.
+// handleProduceFailure settles a record Kafka refused: reported and
+// skipped (acknowledged as not written), or the task fails. It is not
+// written again: the producer already retried what it could (retries,
+// delivery.timeout.ms), and a second write from here would land behind
+// the records of its partition produced since, or swap with another
+// refused one. Kafka Connect does not retry a failed send either: with
+// errors.tolerance=all it reports the failure and moves on (KIP-779).
 func (t *sourceTask) handleProduceFailure(ctx context.Context, m *produced, err error) {
-	var written *kgo.Record
-	passed := false
-	retry := func(ctx context.Context) (Stage, error) {
-		kr := &kgo.Record{}
-		dropped, stage, err := t.prepare(&m.r.Record, kr)
-		if err != nil {
-			return stage, err
-		}
-		if !dropped {
-			if err := t.client.ProduceSync(ctx, kr).FirstErr(); err != nil {
-				return StageProduce, fmt.Errorf("write to topic %s: %w", kr.Topic, err)
-			}
-			written = kr
-		}
-		passed = true
-		return "", nil
-	}
-	herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: StageProduce, Err: err, Source: withCoords(m.r, m.c), Retry: retry})
-	switch {
-	case herr != nil:
+	if herr := t.cfg.Errors.Handle(ctx, ErrantRecord{Stage: StageProduce, Err: err, Source: withCoords(m.r, m.c)}); herr != nil {
 		if ctx.Err() == nil && !t.closing.Load() {
 			t.fail(herr)
 		}
-	case passed:
-		t.tracker.ack(m.h, written)
-	default:
-		t.tracker.ack(m.h, nil)
+		return
 	}
+	t.tracker.ack(m.h, nil)
 }
 
 // toKafka converts a record. Raw keys, values and header values bypass the

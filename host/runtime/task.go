@@ -183,7 +183,9 @@ type ErrantRecord struct {
 	// nil when the record got through. The handler calls it only for
 	// retriable errors. After a successful call the handler returns nil
 	// and the task goes on with the record as Retry left it; the task
-	// tells that apart from a skipped record by the call's outcome.
+	// tells that apart from a skipped record by the call's outcome. A
+	// record Kafka refused has none: writing it again would reorder its
+	// partition.
 	Retry func(ctx context.Context) (Stage, error)
 }
 
