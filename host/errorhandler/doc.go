@@ -9,8 +9,13 @@
 // # Retries
 //
 // A retriable failure (a plugin's RetriableException, a retriable Kafka
-// error, a produce that timed out) is tried again through the record's
-// Retry while errors.retry.timeout allows (-1: forever). The waits are
+// error) is tried again through the record's Retry while
+// errors.retry.timeout allows (-1: forever). A record the producer
+// refused (KAFKA_PRODUCE) is not: the producer has retried it already
+// (retries, delivery.timeout.ms), and a write from here would land behind
+// the records of its partition produced since. As in Kafka Connect, which
+// does not retry a failed send, it is reported and then skipped or fails
+// the task. The waits are
 // Kafka Connect's: 300 ms, doubled each attempt, and once that exceeds
 // errors.retry.delay.max.ms a random wait below it; never past the
 // timeout. Retries apply whatever the tolerance.

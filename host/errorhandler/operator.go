@@ -74,7 +74,7 @@ type Stats struct {
 // Operator is one task's error handling: retries with backoff, tolerance,
 // the error log and the dead letter queue. It implements
 // runtime.ErrorHandler and runtime.Reporter, and is safe for concurrent
-// use (a source task handles records Kafka refused on goroutines of their
+// use (a source task reports records Kafka refused on goroutines of their
 // own).
 type Operator struct {
 	opts Options
@@ -207,9 +207,12 @@ func (o *Operator) tolerable(rec runtime.ErrantRecord) bool {
 
 // retry runs rec.Retry while the failure is retriable and the retry
 // timeout allows, updating rec with the last failure. It reports whether
-// an attempt passed; an error means ctx ended.
+// an attempt passed; an error means ctx ended. A record the producer
+// refused is not retried: the producer has retried it already, and a
+// write from here would land behind the records of its partition
+// produced since (Kafka Connect does not retry a failed send either).
 func (o *Operator) retry(ctx context.Context, rec *runtime.ErrantRecord) (bool, error) {
-	if rec.Retry == nil || o.s.RetryTimeout == 0 || !Retriable(rec.Err) {
+	if rec.Retry == nil || o.s.RetryTimeout == 0 || rec.Stage == runtime.StageProduce || !Retriable(rec.Err) {
 		return false, nil
 	}
 	start := o.opts.Now()

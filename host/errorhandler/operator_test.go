@@ -163,11 +163,11 @@ func TestRetryRecovers(t *testing.T) {
 	o := newOperator(t, Settings{RetryTimeout: NoRetryTimeout, RetryDelayMax: time.Minute, LogEnable: true}, clock)
 	calls := 0
 	err := o.Handle(context.Background(), runtime.ErrantRecord{
-		Stage: runtime.StageProduce, Err: kerr.NotLeaderForPartition,
+		Stage: runtime.StageTransformation, Err: retriable("x"),
 		Retry: func(context.Context) (runtime.Stage, error) {
 			calls++
 			if calls < 3 {
-				return runtime.StageProduce, kerr.NotLeaderForPartition
+				return runtime.StageTransformation, retriable("x")
 			}
 			return "", nil
 		},
@@ -340,6 +340,35 @@ func TestLogReporter(t *testing.T) {
 		}
 		if o.Stats().ErrorsLogged != 1 {
 			t.Errorf("errors logged %d", o.Stats().ErrorsLogged)
+		}
+	}
+}
+
+// A record the producer refused is never written again by the operator,
+// even with a Retry and a retry timeout: a second write would land behind
+// the records of its partition produced since (Kafka Connect does not
+// retry a failed send either). It is reported, then skipped under
+// errors.tolerance=all or fails the task under none.
+func TestProduceFailureNotRetried(t *testing.T) {
+	for _, all := range []bool{true, false} {
+		clock := newClock()
+		o := newOperator(t, Settings{RetryTimeout: NoRetryTimeout, RetryDelayMax: time.Minute, ToleranceAll: all, LogEnable: true}, clock)
+		calls := 0
+		err := o.Handle(context.Background(), runtime.ErrantRecord{
+			Stage: runtime.StageProduce, Err: fmt.Errorf("KAFKA_PRODUCE: write to topic t: %w", kerr.NotEnoughReplicas),
+			Retry: func(context.Context) (runtime.Stage, error) {
+				calls++
+				return "", nil
+			},
+		})
+		if calls != 0 || len(clock.list()) != 0 {
+			t.Fatalf("tolerance all=%v: %d retries after %v", all, calls, clock.list())
+		}
+		if (err == nil) != all {
+			t.Errorf("tolerance all=%v: Handle = %v", all, err)
+		}
+		if st := o.Stats(); st.Retries != 0 || st.RecordErrors != 1 || st.ErrorsLogged != 1 {
+			t.Errorf("tolerance all=%v: stats %+v", all, st)
 		}
 	}
 }
