@@ -242,7 +242,15 @@ func ConsumerOptions(props map[string]string) (ClientSettings, error) {
 			case "latest":
 				s.Opts = append(s.Opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
 			case "none":
-				s.Opts = append(s.Opts, kgo.ConsumeResetOffset(kgo.NoResetOffset()))
+				// Kafka's consumer throws NoOffsetForPartitionException
+				// for a partition with no committed offset, and
+				// OffsetOutOfRangeException past the log: AtCommitted
+				// makes the first an error of the partition (franz-go's
+				// NoResetOffset alone starts at the log start), and
+				// NoResetOffset the second; the sink task fails on both
+				// (consumeFailure).
+				s.Opts = append(s.Opts, kgo.ConsumeStartOffset(kgo.NewOffset().AtCommitted()),
+					kgo.ConsumeResetOffset(kgo.NoResetOffset()))
 			default:
 				p.bad(name, v, "earliest, latest or none")
 			}

@@ -86,7 +86,11 @@
 //
 // Each task has its own franz-go consumer in the group (default
 // connect-<connector>), with the cooperative-sticky balancer, auto-commit
-// off and BlockRebalanceOnPoll. Run's goroutine polls up to
+// off and BlockRebalanceOnPoll. With consumer.auto.offset.reset=none a
+// partition with no committed offset, or whose offset is out of range,
+// fails the task with an error naming it (Kafka's
+// NoOffsetForPartitionException, OffsetOutOfRangeException), as the
+// consumer's exception fails a Kafka Connect task. Run's goroutine polls up to
 // consumer.max.poll.records, keeps polling what the consumer has already
 // fetched until the batch reaches MaxBatchRecords or MaxBatchBytes (the
 // connector settings sluice.sink.batch.max.records and .max.bytes; a Sluice

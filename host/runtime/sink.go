@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
@@ -435,18 +437,54 @@ func (t *sinkTask) gather(cctx context.Context, maxRecords, maxBytes int) []*kgo
 	return recs
 }
 
-// pollOnce is one PollRecords, its errors logged.
+// pollOnce is one PollRecords, its errors logged, or the task failed for
+// those that end it (consumeFailure); then no record is returned.
 func (t *sinkTask) pollOnce(ctx context.Context, max int) []*kgo.Record {
 	fetches := t.client.PollRecords(ctx, max)
+	var failure error
 	fetches.EachError(func(topic string, partition int32, err error) {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, kgo.ErrClientClosed) {
+			return
+		}
+		if f := consumeFailure(topic, partition, err); f != nil {
+			if failure == nil {
+				failure = f
+			}
 			return
 		}
 		// franz-go retries what can be retried; what reaches here is
 		// informational (the KAFKA_CONSUME stage of error handling).
 		t.log.Warn("consume error", "topic", topic, "partition", partition, "error", err)
 	})
+	if failure != nil {
+		t.fail(failure)
+		return nil
+	}
 	return fetches.Records()
+}
+
+// noCommittedOffset is the text of franz-go's error for a partition that
+// has no committed offset when the start offset is AtCommitted (what
+// auto.offset.reset=none maps to); the error itself is not exported.
+const noCommittedOffset = "partition has no prior committed offset"
+
+// consumeFailure is the task's failure for a fetch error that ends it, as
+// the consumer's exception ends a Kafka Connect sink task; nil for the
+// others. Under auto.offset.reset=none those are a partition with no
+// committed offset (Kafka's NoOffsetForPartitionException) and an offset
+// out of range (OffsetOutOfRangeException): franz-go returns them to the
+// caller only then, and does not consume the partition.
+func consumeFailure(topic string, partition int32, err error) error {
+	tp := fmt.Sprintf("%s-%d", topic, partition)
+	switch {
+	case strings.Contains(err.Error(), noCommittedOffset):
+		return fmt.Errorf("%s: consume %s: no committed offset and consumer auto.offset.reset=none: "+
+			"NoOffsetForPartitionException: Undefined offset with no reset policy for partitions: [%s]", StageConsume, tp, tp)
+	case errors.Is(err, kerr.OffsetOutOfRange):
+		return fmt.Errorf("%s: consume %s: fetch position out of range and consumer auto.offset.reset=none: "+
+			"OffsetOutOfRangeException: %w", StageConsume, tp, err)
+	}
+	return nil
 }
 
 // recordBytes is the size of the records' keys, values and headers, as
