@@ -203,7 +203,10 @@
 // Under eager, OnRevoked before each JoinGroup stops everything, and a.Added
 // is the whole assignment; internal requests are not signed
 // (Assignment.Protocol says which protocol the round ran).
-// OnLost stops everything at once. A config change that needs a rebalance
+// OnLost stops everything at once; until the next OnAssigned no leader is
+// known, and requests for the leader wait for one (at their deadline REST
+// answers 500, "The worker is currently ensuring membership in the
+// cluster", as Kafka Connect's blocked herder thread does). A config change that needs a rebalance
 // (connector created or deleted, task configs committed) calls Rejoin.
 // Status tells whether a rebalance is under way (REST answers 409 then) and
 // who leads (LeaderURL is where to forward leader-only requests);

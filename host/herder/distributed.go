@@ -105,6 +105,11 @@ type Distributed struct {
 	restarts       []storage.RestartRequest
 	bounce         map[string]bool            // connectors whose config record was read again
 	activeTopics   map[string]map[string]bool // connector → topics recorded
+	// rejoined is open while the membership is lost (from OnLost to the
+	// next OnAssigned), and rejoining ends the stage "ensuring membership
+	// in the cluster" begun at OnLost; both nil while a member.
+	rejoined  chan struct{}
+	rejoining func()
 
 	work work // the instances this worker runs; see distributed_work.go
 }
@@ -364,6 +369,9 @@ func (d *Distributed) checkStale() error {
 // leader decides where a leader-only request goes: local true means here;
 // otherwise the leader's URL and the forward parameter to send.
 func (d *Distributed) leader(ctx context.Context) (local bool, base, forward string, err error) {
+	if err := d.awaitMembership(ctx); err != nil {
+		return false, "", "", err
+	}
 	st := d.memberStatus()
 	if st.IsLeader {
 		return true, "", "", nil
@@ -376,6 +384,30 @@ func (d *Distributed) leader(ctx context.Context) (local bool, base, forward str
 		return false, "", "", Errorf(ErrConflict, msgNoLeader)
 	}
 	return false, st.LeaderURL, next, nil
+}
+
+// awaitMembership waits, while the membership is lost, for the next
+// assignment. Nobody is known to lead meanwhile; Kafka Connect's herder
+// thread is blocked rejoining then, so a request for the leader waits and,
+// should the group not be back by its deadline, times out (REST answers 500
+// naming the stage "ensuring membership in the cluster") rather than
+// answering 409 at once. It returns ctx's error, or errClosed when the
+// herder closes.
+func (d *Distributed) awaitMembership(ctx context.Context) error {
+	d.mu.Lock()
+	rejoined := d.rejoined
+	d.mu.Unlock()
+	if rejoined == nil {
+		return nil
+	}
+	select {
+	case <-rejoined:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-d.ctx.Done():
+		return errClosed
+	}
 }
 
 func (d *Distributed) forwardCtx(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -792,6 +824,10 @@ func (d *Distributed) RestartTask(ctx context.Context, id TaskID) error {
 		return nil
 	}
 	path := connectorPath(id.Connector, "tasks", strconv.Itoa(id.Task), "restart")
+	// The request goes through the leader: wait for one, as leader() does.
+	if err := d.awaitMembership(ctx); err != nil {
+		return err
+	}
 	st := d.memberStatus()
 	var base string
 	if st.IsLeader {

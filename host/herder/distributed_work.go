@@ -167,6 +167,12 @@ const statusFlushTimeout = 5 * time.Second
 func (d *Distributed) OnAssigned(ctx context.Context, a cluster.Assignment) {
 	d.setProtocol(a.Protocol)
 	d.mu.Lock()
+	if d.rejoined != nil {
+		// A member again: requests waiting for a leader go on.
+		d.rejoining()
+		close(d.rejoined)
+		d.rejoined, d.rejoining = nil, nil
+	}
 	d.assignRounds++
 	round := d.assignRounds
 	d.mu.Unlock()
@@ -403,6 +409,12 @@ func withoutWork(w, sub cluster.Work) cluster.Work {
 // worker is no longer a member and others may own the work already.
 func (d *Distributed) OnLost(_ context.Context, lost cluster.Work, cause error) {
 	d.log.Warn("group membership lost; stopping all work", "cause", cause)
+	d.mu.Lock()
+	if d.rejoined == nil {
+		d.rejoining = d.base.stages.begin("ensuring membership in the cluster")
+		d.rejoined = make(chan struct{})
+	}
+	d.mu.Unlock()
 	d.work.live.Range(func(_, v any) bool {
 		dt := v.(*dtask)
 		dt.stopping.Store(true)
