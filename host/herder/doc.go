@@ -84,8 +84,12 @@
 // eager (a sessioned worker in a group with an older one runs the older
 // protocol) nothing is signed or checked. While a config change waits for its
 // rebalance, configuration reads and restarts answer 409 (stale
-// configuration); with no known leader, forwarded writes answer 409 (no
-// known leader URL).
+// configuration); with no known leader during a rebalance, forwarded writes
+// answer 409 (no known leader URL). With the membership lost (the
+// coordinator unreachable) they wait for the group instead, as Kafka
+// Connect's herder thread does while it rejoins, and at the request's
+// deadline answer 500 naming the stage "ensuring membership in the
+// cluster".
 //
 // A reconcile pass (distributed_work.go) makes what runs here match the
 // assignment and the config topic: owned connectors run unless STOPPED
