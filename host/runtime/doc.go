@@ -99,7 +99,12 @@
 // batch bound keeps Puts to that many records), converts (headers, key, value),
 // applies the transforms and Puts the batch. No rebalance comes between
 // those polls: the consumer holds it until the next AllowRebalance, which
-// comes only once the batch is delivered or kept for redelivery.
+// comes only once the batch is delivered or kept for redelivery. The
+// first poll of a batch is not bounded by bytes (the consumer returns
+// records, not bytes), so a batch may exceed what one gRPC message
+// carries (wire.MaxMessageBytes); the worker's SinkPlugin then sends it
+// as several Puts in order, and the one Put the runner sees returns once
+// all were put, so PreCommit and commits still follow the whole batch.
 //
 // Puts are pipelined: a Put runs on a goroutine of its own while Run's
 // goroutine polls (without AllowRebalance, so still no rebalance) and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-io/sluice/host/plugin"
 	"github.com/sluice-io/sluice/host/runtime"
+	"github.com/sluice-io/sluice/pluginsdk/data"
 	"github.com/sluice-io/sluice/pluginsdk/wire"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
 )
@@ -142,7 +143,8 @@ func (p *sourcePlugin) CrashError() error              { return crashError(p.in)
 
 // sinkPlugin adapts a plugin Instance to runtime.SinkPlugin. Put batches
 // go through the shared memory region when the plugin accepted it in Start
-// and the batch fits.
+// and the batch fits; inline otherwise, split into several Puts when the
+// batch exceeds the message limit (putParts).
 type sinkPlugin struct {
 	in    *plugin.Instance
 	stats *sharedStats
@@ -150,11 +152,22 @@ type sinkPlugin struct {
 	// region while the plugin may still be reading the one before.
 	putMu  sync.Mutex
 	shared *wire.SharedRegion // set by Start if accepted; nil once unsafe
+	// client, when set, is used instead of the instance's SinkTask client
+	// (tests: a server of their own, with a smaller message limit).
+	client pluginv1.SinkTaskClient
+}
+
+// task is the plugin's SinkTask client.
+func (p *sinkPlugin) task() pluginv1.SinkTaskClient {
+	if p.client != nil {
+		return p.client
+	}
+	return p.in.SinkTask()
 }
 
 func (p *sinkPlugin) Start(ctx context.Context, req *pluginv1.SinkTaskStartRequest) (*pluginv1.SinkTaskStartResponse, error) {
 	req.SharedMemory = p.in.SharedMemory()
-	resp, err := p.in.SinkTask().Start(ctx, req)
+	resp, err := p.task().Start(ctx, req)
 	if err == nil && resp.GetSharedMemory() && req.SharedMemory != nil {
 		p.putMu.Lock()
 		p.shared = p.in.Shared()
@@ -164,7 +177,7 @@ func (p *sinkPlugin) Start(ctx context.Context, req *pluginv1.SinkTaskStartReque
 }
 
 func (p *sinkPlugin) Open(ctx context.Context, req *pluginv1.OpenRequest) error {
-	_, err := p.in.SinkTask().Open(ctx, req)
+	_, err := p.task().Open(ctx, req)
 	return err
 }
 
@@ -174,7 +187,7 @@ func (p *sinkPlugin) Put(ctx context.Context, b *wire.SinkBatch) error {
 	if p.shared != nil && b.Len() > 0 {
 		// Written from the records straight into the region.
 		if ref, ok := p.shared.PlacePut(b); ok {
-			_, err := p.in.SinkTask().Put(ctx, &pluginv1.PutRequest{Shared: ref})
+			_, err := p.task().Put(ctx, &pluginv1.PutRequest{Shared: ref})
 			if err == nil {
 				p.stats.put()
 			}
@@ -189,21 +202,92 @@ func (p *sinkPlugin) Put(ctx context.Context, b *wire.SinkBatch) error {
 	// No region, or the batch does not fit it (or holds what only
 	// protobuf writes): inline, written by the call's codec straight into
 	// its send buffer.
-	_, err := p.in.SinkTask().Put(ctx, &pluginv1.PutRequest{}, wire.SendPut(b))
+	if b.Size() > maxPutBytes {
+		return p.putParts(ctx, b)
+	}
+	_, err := p.task().Put(ctx, &pluginv1.PutRequest{}, wire.SendPut(b))
 	return err
 }
 
+// maxPutBytes is the most an inline Put request may carry: the plugin's
+// gRPC server refuses a larger message, which would fail the task. A
+// variable for tests.
+var maxPutBytes = wire.MaxMessageBytes
+
+// putParts sends a batch too large for one message as consecutive Puts of
+// parts that each fit, in the batch's order, and returns once all were put
+// or one failed. The runtime sees one Put, so its PreCommit and commit
+// come only after every part. A part answered ABORTED has the runtime
+// deliver the whole batch again, the parts already put included, as any
+// redelivery does (at least once). A record that alone exceeds the limit
+// cannot be sent at all: the task fails naming it, before any part goes.
+func (p *sinkPlugin) putParts(ctx context.Context, b *wire.SinkBatch) error {
+	recs := b.Records()
+	var parts []*wire.SinkBatch
+	for start := 0; start < len(recs); {
+		part, end, err := sinkPart(recs, start)
+		if err != nil {
+			return err
+		}
+		if end == start {
+			r := recs[start]
+			return &wire.Error{Kind: wire.KindFatal, Message: fmt.Sprintf(
+				"put: sink record %s-%d@%d is %d bytes encoded, more than the %d a Put may carry",
+				r.Topic, r.Partition, r.Offset, part.Size(), maxPutBytes)}
+		}
+		parts = append(parts, part)
+		start = end
+	}
+	for i, part := range parts {
+		if _, err := p.task().Put(ctx, &pluginv1.PutRequest{}, wire.SendPut(part)); err != nil {
+			if i == 0 {
+				return err
+			}
+			return fmt.Errorf("put part %d of %d: %w", i+1, len(parts), err)
+		}
+	}
+	return nil
+}
+
+// sinkPart is the longest run of recs from start whose batch fits
+// maxPutBytes, and where it ends; end == start when recs[start] alone does
+// not fit (part then holds it alone, for its size).
+func sinkPart(recs []*data.SinkRecord, start int) (*wire.SinkBatch, int, error) {
+	part := &wire.SinkBatch{}
+	end := start
+	for ; end < len(recs); end++ {
+		if err := part.Add(recs[end]); err != nil {
+			return nil, 0, fmt.Errorf("put: %w", err)
+		}
+		if part.Size() > maxPutBytes {
+			break
+		}
+	}
+	if end == len(recs) || end == start {
+		return part, end, nil
+	}
+	// The last record added overflowed the part: the part is the records
+	// before it (a batch cannot drop a record).
+	part = &wire.SinkBatch{}
+	for _, r := range recs[start:end] {
+		if err := part.Add(r); err != nil {
+			return nil, 0, fmt.Errorf("put: %w", err)
+		}
+	}
+	return part, end, nil
+}
+
 func (p *sinkPlugin) PreCommit(ctx context.Context, req *pluginv1.PreCommitRequest) (*pluginv1.PreCommitResponse, error) {
-	return p.in.SinkTask().PreCommit(ctx, req)
+	return p.task().PreCommit(ctx, req)
 }
 
 func (p *sinkPlugin) Close(ctx context.Context, req *pluginv1.CloseRequest) error {
-	_, err := p.in.SinkTask().Close(ctx, req)
+	_, err := p.task().Close(ctx, req)
 	return err
 }
 
 func (p *sinkPlugin) Stop(ctx context.Context) error {
-	_, err := p.in.SinkTask().Stop(ctx, &pluginv1.StopRequest{})
+	_, err := p.task().Stop(ctx, &pluginv1.StopRequest{})
 	return err
 }
 
