@@ -546,6 +546,7 @@ func (m *Member) leaveFor(ctx context.Context, s *session, lv leaveRequest) (str
 	m.assignor.forget()
 	m.mu.Lock()
 	m.status = Status{Generation: -1, Rebalancing: true}
+	m.keptID = ""
 	m.plan = nil
 	m.mu.Unlock()
 	if id != "" {
@@ -612,9 +613,11 @@ func (m *Member) lose(ctx context.Context, s *session, cause error) {
 		s.probe = nil
 	}
 	m.mu.Lock()
-	// Status shows no id until a JoinGroup succeeds: Leave would send a
-	// LeaveGroup for it to a coordinator that may not answer.
+	// Status shows no id until a JoinGroup succeeds; Leave sends its
+	// LeaveGroup for the kept one within a bound, since the coordinator
+	// may not answer.
 	m.status = Status{Generation: -1, Rebalancing: true}
+	m.keptID = s.memberID
 	m.plan = nil
 	m.mu.Unlock()
 	if !wasMember {

@@ -195,6 +195,10 @@ type Member struct {
 	done    chan struct{}
 	status  Status
 	plan    *Plan // the last plan made as leader
+	// keptID is the member id a member that lost its membership keeps
+	// to rejoin under while Status shows none: the coordinator may still
+	// know it, and Leave tells it the member is gone.
+	keptID string
 }
 
 // New checks cfg and returns a member that has not joined yet.
@@ -263,8 +267,24 @@ func (m *Member) Leave(ctx context.Context) error {
 		}
 	}
 	m.mu.Lock()
-	id := m.status.MemberID
+	id, kept := m.status.MemberID, m.keptID
 	m.mu.Unlock()
+	if id == "" && kept != "" {
+		// Out after a loss, under an id the coordinator may still
+		// hold for its whole session: tell it, or the others wait that
+		// long. The coordinator may be the silent one, so the try is
+		// bounded, and a failure only costs that wait.
+		lctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
+		err := m.sendLeave(lctx, kept, "the worker is leaving")
+		cancel()
+		if err != nil {
+			m.log.Warn("could not leave the group after losing the membership; the coordinator drops this member after its session timeout", "error", err)
+		}
+		m.mu.Lock()
+		m.keptID = ""
+		m.mu.Unlock()
+		return nil
+	}
 	if id == "" {
 		return nil
 	}
@@ -272,6 +292,7 @@ func (m *Member) Leave(ctx context.Context) error {
 	m.mu.Lock()
 	m.status = Status{Generation: -1}
 	m.plan = nil
+	m.keptID = ""
 	m.mu.Unlock()
 	return err
 }
