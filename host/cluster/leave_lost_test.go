@@ -74,3 +74,45 @@ func TestLeaveAfterLossLeavesUnderTheKeptID(t *testing.T) {
 	})
 	t.Logf("the group rebalanced %v after the lost member left", time.Since(left).Round(time.Millisecond))
 }
+
+// The coordinator that made the member give up may still be silent when
+// the worker shuts down: Leave's LeaveGroup for the kept id then gives up
+// after the session timeout (the coordinator drops the member by itself by
+// then) and Leave succeeds, rather than holding the shutdown to its
+// deadline or failing it.
+func TestLeaveAfterLossToASilentCoordinatorIsBounded(t *testing.T) {
+	e, ws := silentCoordinatorGroup(t, map[string]int{"c1": 1, "c2": 1})
+	victim := ws[1]
+	id := victim.m.Status().MemberID
+	for _, k := range []kmsg.Key{kmsg.Heartbeat, kmsg.JoinGroup, kmsg.LeaveGroup} {
+		e.c.ControlKey(int16(k), func(req kmsg.Request) (kmsg.Response, error, bool) {
+			e.c.KeepControl()
+			var member string
+			switch r := req.(type) {
+			case *kmsg.HeartbeatRequest:
+				member = r.MemberID
+			case *kmsg.JoinGroupRequest:
+				member = r.MemberID
+			case *kmsg.LeaveGroupRequest:
+				member = r.MemberID
+				for _, m := range r.Members {
+					member = m.MemberID
+				}
+			}
+			if member != id {
+				return nil, nil, false
+			}
+			return nil, errors.New("coordinator silent"), true
+		})
+	}
+	waitFor(t, 10*time.Second, "the member to give its membership up", func() bool {
+		victim.h.mu.Lock()
+		defer victim.h.mu.Unlock()
+		return len(victim.h.lost) == 1
+	})
+	start := time.Now()
+	victim.leave(t) // fails the test if Leave returns an error
+	if took := time.Since(start); took > testSession+time.Second {
+		t.Fatalf("Leave took %v with the coordinator silent; bound is the session timeout %v", took, testSession)
+	}
+}
