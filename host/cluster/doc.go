@@ -212,5 +212,7 @@
 // who leads (LeaderURL is where to forward leader-only requests);
 // LeaderPlan, on the leader, says which worker runs a given connector or
 // task. To shut down: stop the work, then Leave, so the others rebalance at
-// once rather than after the session timeout.
+// once rather than after the session timeout. After a loss Leave does so for
+// the member id kept to rejoin under (Status shows none), giving up after
+// the session timeout should the coordinator still be silent.
 package cluster
