@@ -194,23 +194,31 @@ func TestLeaveDuringRejoinWait(t *testing.T) {
 	if !w1.h.runs().Empty() {
 		t.Fatalf("w1 runs %v out of the group", w1.h.runs())
 	}
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := w1.m.Leave(ctx); err != nil {
-		t.Fatalf("leave during the wait: %v", err)
-	}
-	if err := <-w1.done; err != nil {
-		t.Fatalf("Run after Leave: %v", err)
-	}
-	w1.done <- nil
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("Leave during the wait took %v", d)
-	}
+	start := leaveAtOnce(t, w1, "during the wait")
 	time.Sleep(200 * time.Millisecond)
 	if j := traffic.joinsAfter(start); len(j) != 0 {
 		t.Fatalf("w1 joined after Leave: %v", j)
 	}
+}
+
+// leaveAtOnce calls w's Leave, which must return nil within a second and
+// end its Run without an error, and returns when it was called.
+func leaveAtOnce(t *testing.T, w *worker, when string) time.Time {
+	t.Helper()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.m.Leave(ctx); err != nil {
+		t.Fatalf("leave %s: %v", when, err)
+	}
+	if err := <-w.done; err != nil {
+		t.Fatalf("Run after Leave: %v", err)
+	}
+	w.done <- nil
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Leave %s took %v", when, d)
+	}
+	return start
 }
 
 func (h *herder) lastAssigned() Assignment {
@@ -399,19 +407,7 @@ func TestLeaveAndRejoinWhenReady(t *testing.T) {
 	w1.m.Rejoin("test")
 	waitFor(t, 10*time.Second, "w1 out again", func() bool { return w1.m.Status().MemberID == "" })
 	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := w1.m.Leave(ctx); err != nil {
-		t.Fatalf("leave while waiting again: %v", err)
-	}
-	if err := <-w1.done; err != nil {
-		t.Fatalf("Run after Leave: %v", err)
-	}
-	w1.done <- nil
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("Leave while waiting again took %v", d)
-	}
+	leaveAtOnce(t, w1, "while waiting again")
 }
 
 // Heartbeats keep the membership while the member stops its work to leave,

@@ -218,6 +218,25 @@ func TestSinkFailedCommitIsRetried(t *testing.T) {
 // partitions no longer assigned, and was lost: the revocation committed
 // what had been delivered.
 func TestSinkRewindDuringPutBeforeRevocation(t *testing.T) {
+	var armed atomic.Bool
+	rewindBeforeRevocation(t, func(both bool) (bool, error) {
+		if !both || !armed.CompareAndSwap(false, true) {
+			time.Sleep(20 * time.Millisecond) // the next batch is staged meanwhile
+			return false, nil
+		}
+		return true, nil
+	})
+}
+
+// rewindBeforeRevocation runs two sink tasks of one group, with an eager
+// assignor, over a topic of two partitions of 40 records. Task 1's Put asks
+// act, told whether task 1 has been put records of both partitions by now,
+// what to do: answer an error, return, or (rewind) let task 2 join, rewind
+// both partitions to 0 while the rebalance waits for this Put, and return.
+// Offset 0 of each partition must then be delivered exactly twice: once,
+// and again from the rewind, which the revocation committed.
+func rewindBeforeRevocation(t *testing.T, act func(both bool) (rewind bool, err error)) {
+	t.Helper()
 	c := newCluster(t, 1, map[string]int32{"a": 2})
 	produceTo(t, c, "a", 0, 0, 40)
 	produceTo(t, c, "a", 1, 0, 40)
@@ -225,7 +244,6 @@ func TestSinkRewindDuringPutBeforeRevocation(t *testing.T) {
 	blocked := make(chan struct{}, 1)
 	var mu sync.Mutex
 	seen := map[int32]bool{}
-	var armed atomic.Bool
 	join := make(chan struct{})
 	f1.putHook = func(_ context.Context, _ int, recs []*data.SinkRecord) error {
 		mu.Lock()
@@ -234,12 +252,10 @@ func TestSinkRewindDuringPutBeforeRevocation(t *testing.T) {
 		}
 		both := len(seen) == 2
 		mu.Unlock()
-		if !both || !armed.CompareAndSwap(false, true) {
-			time.Sleep(20 * time.Millisecond) // the next batch is staged meanwhile
-			return nil
+		rewind, err := act(both)
+		if !rewind {
+			return err
 		}
-		// Task 2 joins while this Put runs; the plugin rewinds both
-		// partitions to 0 and returns once the rebalance waits for it.
 		close(join)
 		time.Sleep(200 * time.Millisecond)
 		if _, err := f1.workerServer().Rewind(context.Background(), &pluginv1.RewindRequest{Offsets: []*pluginv1.PartitionOffset{
@@ -255,6 +271,7 @@ func TestSinkRewindDuringPutBeforeRevocation(t *testing.T) {
 	}
 	eager := func(cfg *SinkConfig) {
 		*cfg = smallBatches(*cfg, 5)
+		cfg.RetryBackoff = 50 * time.Millisecond
 		cfg.Balancers = []kgo.GroupBalancer{kgo.RangeBalancer()}
 		cfg.ConsumerOpts = append(cfg.ConsumerOpts, kgo.HeartbeatInterval(100*time.Millisecond))
 	}
@@ -344,74 +361,14 @@ func TestSinkPluginPauseSurvivesEagerRebalance(t *testing.T) {
 // ended the backoff and the next one, which lets the waiting rebalance in,
 // and the rewind must apply before it.
 func TestSinkRewindDuringRedeliveryBeforeRevocation(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"a": 2})
-	produceTo(t, c, "a", 0, 0, 40)
-	produceTo(t, c, "a", 1, 0, 40)
-	f1, f2 := newFakeSink(&events{}), newFakeSink(&events{})
-	blocked := make(chan struct{}, 1)
-	var mu sync.Mutex
-	seen := map[int32]bool{}
 	var aborted, redelivered atomic.Bool
-	join := make(chan struct{})
-	f1.putHook = func(_ context.Context, _ int, recs []*data.SinkRecord) error {
-		mu.Lock()
-		for _, r := range recs {
-			seen[r.OriginalPartition] = true
-		}
-		both := len(seen) == 2
-		mu.Unlock()
+	rewindBeforeRevocation(t, func(both bool) (bool, error) {
 		switch {
 		case both && aborted.CompareAndSwap(false, true):
-			return wire.Retriable("busy")
+			return false, wire.Retriable("busy")
 		case aborted.Load() && redelivered.CompareAndSwap(false, true):
-			close(join)
-			time.Sleep(200 * time.Millisecond)
-			if _, err := f1.workerServer().Rewind(context.Background(), &pluginv1.RewindRequest{Offsets: []*pluginv1.PartitionOffset{
-				{Topic: "a", Partition: 0, Offset: 0}, {Topic: "a", Partition: 1, Offset: 0}}}); err != nil {
-				t.Error(err)
-			}
-			select {
-			case <-blocked:
-			case <-time.After(10 * time.Second):
-				t.Error("the rebalance never waited for the Put")
-			}
+			return true, nil
 		}
-		return nil
-	}
-	eager := func(cfg *SinkConfig) {
-		*cfg = smallBatches(*cfg, 5)
-		cfg.RetryBackoff = 50 * time.Millisecond
-		cfg.Balancers = []kgo.GroupBalancer{kgo.RangeBalancer()}
-		cfg.ConsumerOpts = append(cfg.ConsumerOpts, kgo.HeartbeatInterval(100*time.Millisecond))
-	}
-	task1, wait1 := startSinkTask(t, c, f1, 0, func(cfg *SinkConfig) {
-		eager(cfg)
-		cfg.ConsumerOpts = append(cfg.ConsumerOpts, kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) {
-			select {
-			case blocked <- struct{}{}:
-			default:
-			}
-		}))
-	}, "a")
-	<-join
-	task2, wait2 := startSinkTask(t, c, f2, 1, eager, "a")
-	eventually(t, "the last records delivered after the rebalance", func() bool {
-		counts := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
-		return counts["a-0@39"] >= 1 && counts["a-1@39"] >= 1 && len(f2.openList()) == 1
+		return false, nil
 	})
-	time.Sleep(200 * time.Millisecond)
-	counts := deliveredCounts(append(f1.deliveredList(), f2.deliveredList()...))
-	for p := range 2 {
-		if n := counts[fmt.Sprintf("a-%d@0", p)]; n != 2 {
-			t.Errorf("a-%d@0 delivered %d times, want twice: once, then again from the rewind (committed %v)", p, n, committedOffsets(t, c, "connect-snk"))
-		}
-	}
-	task1.Stop()
-	task2.Stop()
-	if err := wait1(); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait2(); err != nil {
-		t.Fatal(err)
-	}
 }

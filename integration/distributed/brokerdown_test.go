@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-io/sluice/integration/itest"
 	"github.com/sluice-io/sluice/integration/kafkatest"
 )
 
@@ -36,44 +34,17 @@ const (
 // disturb the other tests.
 func newOwnBrokerEnv(t *testing.T, extra map[string]string) *env {
 	t.Helper()
-	k := kafkatest.ForTest(t, kafkatest.Options{})
-	e := &env{
-		t:      t,
-		kafka:  k,
-		cl:     itest.NewClient(t, k.Bootstrap()),
-		dir:    t.TempDir(),
-		suffix: strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
-	}
-	root, err := itest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-	e.props = map[string]string{
-		"bootstrap.servers":                 k.BootstrapString(),
-		"group.id":                          e.name("connect"),
-		"config.storage.topic":              e.name("connect-configs"),
-		"offset.storage.topic":              e.name("connect-offsets"),
-		"status.storage.topic":              e.name("connect-status"),
-		"config.storage.replication.factor": "1",
-		"offset.storage.replication.factor": "1",
-		"status.storage.replication.factor": "1",
-		"offset.storage.partitions":         "5",
-		"status.storage.partitions":         "3",
-		"key.converter":                     stringConverter,
-		"value.converter":                   stringConverter,
-		"plugin.path":                       filepath.Join(root, "bin", "plugins"),
-		"offset.flush.interval.ms":          "1000",
+	props := map[string]string{
 		"offset.flush.timeout.ms":           ms(bdFlush),
 		"task.shutdown.graceful.timeout.ms": ms(bdShutdown),
 		"session.timeout.ms":                ms(bdSession),
 		"heartbeat.interval.ms":             ms(bdHeartbeat),
 		"rebalance.timeout.ms":              "10000",
-		"scheduled.rebalance.max.delay.ms":  "3000",
 		"sluice.rest.request.timeout.ms":    ms(bdREST),
 	}
-	maps.Copy(e.props, extra)
-	return e
+	maps.Copy(props, extra)
+	return newEnvOn(t, kafkatest.ForTest(t, kafkatest.Options{}), props)
 }
 
 // logMatches counts the lines of the workers' logs that match re.

@@ -48,7 +48,13 @@ type env struct {
 
 func newEnv(t *testing.T, extra map[string]string) *env {
 	t.Helper()
-	k := kafkatest.Shared(t)
+	return newEnvOn(t, kafkatest.Shared(t), extra)
+}
+
+// newEnvOn is an env on the broker k, with the workers' default settings
+// and extra over them.
+func newEnvOn(t *testing.T, k *kafkatest.Cluster, extra map[string]string) *env {
+	t.Helper()
 	e := &env{
 		t:      t,
 		kafka:  k,
