@@ -95,6 +95,36 @@ func leaveOnNextRound(w *worker, wait time.Duration) {
 	w.h.afterAssigned.Store(&f)
 }
 
+// leaveSlowlyOnNextRound makes w, in its next OnAssigned, take stop to
+// stop its work and ask to leave the group for a minute; the channel gets
+// that round's member id.
+func leaveSlowlyOnNextRound(w *worker, stop time.Duration) <-chan string {
+	asked := make(chan string, 1)
+	var once sync.Once
+	f := func(a Assignment) {
+		once.Do(func() {
+			w.h.revokeDelay.Store(int64(stop))
+			w.m.LeaveAndRejoinAfter(time.Minute, "test: behind the config topic")
+			asked <- a.MemberID
+		})
+	}
+	w.h.afterAssigned.Store(&f)
+	return asked
+}
+
+// roundAsked waits for the round leaveSlowlyOnNextRound acts in and
+// returns its member id.
+func roundAsked(t *testing.T, asked <-chan string) string {
+	t.Helper()
+	select {
+	case id := <-asked:
+		return id
+	case <-time.After(10 * time.Second):
+		t.Fatal("w1 did not complete a round")
+	}
+	return ""
+}
+
 // An eager worker that asks to leave and rejoin after a wait stops
 // everything, sends LeaveGroup (the other worker rebalances at once and
 // takes over all the work while it is out), sends no JoinGroup before the
@@ -241,24 +271,10 @@ func TestLeaveWhileLeavingForRejoin(t *testing.T) {
 	e.waitSettled(10*time.Second, w1, w2)
 	traffic := e.watch(w1)
 
-	asked := make(chan string, 1)
-	var once sync.Once
-	f := func(a Assignment) {
-		once.Do(func() {
-			// Stopping the work takes a while: Leave arrives meanwhile.
-			w1.h.revokeDelay.Store(int64(time.Second))
-			w1.m.LeaveAndRejoinAfter(time.Minute, "test: behind the config topic")
-			asked <- a.MemberID
-		})
-	}
-	w1.h.afterAssigned.Store(&f)
+	// Stopping the work takes a while: Leave arrives meanwhile.
+	asked := leaveSlowlyOnNextRound(w1, time.Second)
 	w1.m.Rejoin("test")
-	var id string
-	select {
-	case id = <-asked:
-	case <-time.After(10 * time.Second):
-		t.Fatal("w1 did not complete a round")
-	}
+	id := roundAsked(t, asked)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := w1.m.Leave(ctx); err != nil {
@@ -295,23 +311,10 @@ func TestSlowStopBeforeLeavingWhileTheGroupRebalances(t *testing.T) {
 	e.waitSettled(10*time.Second, w1, w2)
 	traffic := e.watch(w1)
 
-	asked := make(chan struct{})
-	var once sync.Once
-	f := func(Assignment) {
-		once.Do(func() {
-			w1.h.revokeDelay.Store(int64(2 * testRebalance))
-			w1.m.LeaveAndRejoinAfter(time.Minute, "test: behind the config topic")
-			close(asked)
-		})
-	}
-	w1.h.afterAssigned.Store(&f)
+	asked := leaveSlowlyOnNextRound(w1, 2*testRebalance)
 	w1.m.Rejoin("test")
 	w2.m.Rejoin("test")
-	select {
-	case <-asked:
-	case <-time.After(10 * time.Second):
-		t.Fatal("w1 did not complete a round")
-	}
+	roundAsked(t, asked)
 	// w2 rejoins while w1 stops its work (the ledger fails the test if
 	// w2 starts any of it before w1 has stopped it).
 	time.Sleep(100 * time.Millisecond)
@@ -433,23 +436,9 @@ func TestHeartbeatsUntilLeaveGroup(t *testing.T) {
 		return nil, nil, false
 	})
 
-	asked := make(chan string, 1)
-	var once sync.Once
-	f := func(a Assignment) {
-		once.Do(func() {
-			w1.h.revokeDelay.Store(int64(stop))
-			w1.m.LeaveAndRejoinAfter(time.Minute, "test: behind the config topic")
-			asked <- a.MemberID
-		})
-	}
-	w1.h.afterAssigned.Store(&f)
+	asked := leaveSlowlyOnNextRound(w1, stop)
 	w1.m.Rejoin("test")
-	var id string
-	select {
-	case id = <-asked:
-	case <-time.After(10 * time.Second):
-		t.Fatal("w1 did not complete a round")
-	}
+	id := roundAsked(t, asked)
 	start := time.Now()
 	var left trafficEntry
 	waitFor(t, stop+5*time.Second, "w1's LeaveGroup", func() bool {

@@ -126,8 +126,8 @@ func (t *trackedTask) Run(ctx context.Context) error {
 	return t.TaskRunner.Run(ctx)
 }
 
-// groupProtocol is the protocol the coordinator runs the group with.
-func (e *dEnv) groupProtocol() string {
+// describeGroup is the coordinator's description of the workers' group.
+func (e *dEnv) describeGroup() kadm.DescribedGroup {
 	e.t.Helper()
 	cl, err := kgo.NewClient(e.opts...)
 	if err != nil {
@@ -138,8 +138,11 @@ func (e *dEnv) groupProtocol() string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return gs[dGroup].Protocol
+	return gs[dGroup]
 }
+
+// groupProtocol is the protocol the coordinator runs the group with.
+func (e *dEnv) groupProtocol() string { return e.describeGroup().Protocol }
 
 // onWorker matches running() entries of worker w.
 func onWorker(w string) func(string) bool {

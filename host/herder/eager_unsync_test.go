@@ -112,19 +112,7 @@ func (c *gatedConn) Close() error {
 }
 
 // groupMembers is how many members the coordinator has in the group.
-func (e *dEnv) groupMembers() int {
-	e.t.Helper()
-	cl, err := kgo.NewClient(e.opts...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer cl.Close()
-	gs, err := kadm.NewClient(cl).DescribeGroups(ctxT(e.t), dGroup)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return len(gs[dGroup].Members)
-}
+func (e *dEnv) groupMembers() int { return len(e.describeGroup().Members) }
 
 // workersOf is the worker ids in the connector's status: connector first,
 // then its tasks.

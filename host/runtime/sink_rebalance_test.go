@@ -83,13 +83,19 @@ func TestSinkRewindInOpen(t *testing.T) {
 // it assigned (cooperative-sticky: it is neither revoked nor reopened); the
 // partitions the rebalance moves start unpaused with their new task.
 func TestSinkPluginPauseSurvivesRebalance(t *testing.T) {
+	pauseSurvivesRebalance(t, nil)
+}
+
+// pauseSurvivesRebalance runs a sink task over four partitions, has its
+// plugin pause them all, lets a second task join (mod chooses the
+// assignor), and checks that the first task is put nothing of the
+// partitions it keeps until its plugin resumes them, while the second is
+// put its partitions' records at once.
+func pauseSurvivesRebalance(t *testing.T, mod func(*SinkConfig)) {
+	t.Helper()
 	c := newCluster(t, 1, map[string]int32{"r": 4})
 	f1 := newFakeSink(&events{})
-	task1, err := NewSinkTask(sinkConfig(c, f1, nil, "r"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait1 := runTask(t, task1)
+	task1, wait1 := startSinkTask(t, c, f1, 0, mod, "r")
 	eventually(t, "task 1 opens every partition", func() bool { return len(f1.openList()) == 4 })
 	var all []*pluginv1.TopicPartition
 	for p := range int32(4) {
@@ -105,13 +111,7 @@ func TestSinkPluginPauseSurvivesRebalance(t *testing.T) {
 		return len(st.pluginPaused) == 4
 	})
 	f2 := newFakeSink(&events{})
-	cfg2 := sinkConfig(c, f2, nil, "r")
-	cfg2.ID.Task = 1
-	task2, err := NewSinkTask(cfg2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait2 := runTask(t, task2)
+	task2, wait2 := startSinkTask(t, c, f2, 1, mod, "r")
 	eventually(t, "the rebalance", func() bool { return len(f2.openList()) == 2 && len(f1.openList()) == 2 })
 	for p := range int32(4) {
 		produceTo(t, c, "r", p, 0, 5)
@@ -119,7 +119,7 @@ func TestSinkPluginPauseSurvivesRebalance(t *testing.T) {
 	eventually(t, "task 2 delivers its partitions", func() bool { return len(f2.deliveredList()) == 10 })
 	time.Sleep(300 * time.Millisecond)
 	if n := len(f1.deliveredList()); n != 0 {
-		t.Fatalf("task 1 delivered %d records of partitions it paused", n)
+		t.Fatalf("task 1 delivered %d records of partitions it paused (it has %v)", n, f1.openList())
 	}
 	if _, err := f1.workerServer().Resume(context.Background(), &pluginv1.PartitionsRequest{Partitions: all}); err != nil {
 		t.Fatal(err)
@@ -313,47 +313,7 @@ func rewindBeforeRevocation(t *testing.T, act func(both bool) (rewind bool, err 
 // still assigned once the rebalance is over (they were forgotten with the
 // revocation, and the task was put records of partitions it had paused).
 func TestSinkPluginPauseSurvivesEagerRebalance(t *testing.T) {
-	c := newCluster(t, 1, map[string]int32{"r": 4})
-	eager := func(cfg *SinkConfig) { cfg.Balancers = []kgo.GroupBalancer{kgo.RangeBalancer()} }
-	f1 := newFakeSink(&events{})
-	task1, wait1 := startSinkTask(t, c, f1, 0, eager, "r")
-	eventually(t, "task 1 opens every partition", func() bool { return len(f1.openList()) == 4 })
-	var all []*pluginv1.TopicPartition
-	for p := range int32(4) {
-		all = append(all, &pluginv1.TopicPartition{Topic: "r", Partition: p})
-	}
-	if _, err := f1.workerServer().Pause(context.Background(), &pluginv1.PartitionsRequest{Partitions: all}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the pause applied", func() bool {
-		st := task1.(*sinkTask)
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		return len(st.pluginPaused) == 4
-	})
-	f2 := newFakeSink(&events{})
-	task2, wait2 := startSinkTask(t, c, f2, 1, eager, "r")
-	eventually(t, "the rebalance", func() bool { return len(f2.openList()) == 2 && len(f1.openList()) == 2 })
-	for p := range int32(4) {
-		produceTo(t, c, "r", p, 0, 5)
-	}
-	eventually(t, "task 2 delivers its partitions", func() bool { return len(f2.deliveredList()) == 10 })
-	time.Sleep(300 * time.Millisecond)
-	if n := len(f1.deliveredList()); n != 0 {
-		t.Fatalf("task 1 delivered %d records of partitions it paused (it has %v)", n, f1.openList())
-	}
-	if _, err := f1.workerServer().Resume(context.Background(), &pluginv1.PartitionsRequest{Partitions: all}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "task 1 delivers once resumed", func() bool { return len(f1.deliveredList()) == 10 })
-	task1.Stop()
-	task2.Stop()
-	if err := wait1(); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait2(); err != nil {
-		t.Fatal(err)
-	}
+	pauseSurvivesRebalance(t, func(cfg *SinkConfig) { cfg.Balancers = []kgo.GroupBalancer{kgo.RangeBalancer()} })
 }
 
 // The same holds for a rewind asked for during the redelivery of a batch
