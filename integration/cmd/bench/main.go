@@ -73,6 +73,7 @@ type Report struct {
 	KafkaVersion string    `json:"kafka_version"`
 	GoVersion    string    `json:"go_version"`
 	CPUs         int       `json:"cpus"`
+	CPUModel     string    `json:"cpu_model"`
 	LoadAvg      string    `json:"loadavg_at_start"`
 	Records      int       `json:"records"`
 	Rounds       int       `json:"rounds"`
@@ -107,7 +108,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	rep := Report{
 		StartedAt: time.Now().UTC(), KafkaVersion: kafkatest.KafkaVersion, GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), LoadAvg: loadAvg(), Records: records, Rounds: rounds,
+		CPUs: runtime.NumCPU(), CPUModel: cpuModel(), LoadAvg: loadAvg(), Records: records, Rounds: rounds,
 	}
 
 	fmt.Fprintf(out, "preparing %d payload records and starting Kafka %s...\n", records, kafkatest.KafkaVersion)
@@ -140,7 +141,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer cluster.Close()
-	fmt.Fprintf(out, "kafka ready at %s in %s (load average %s)\n", cluster.BootstrapString(), time.Since(start).Round(time.Millisecond), rep.LoadAvg)
+	fmt.Fprintf(out, "kafka ready at %s in %s (load average %s; %d CPUs: %s)\n", cluster.BootstrapString(), time.Since(start).Round(time.Millisecond), rep.LoadAvg, rep.CPUs, rep.CPUModel)
 	fmt.Fprintln(out, "baselines produce uncompressed, as the worker does by default (compression.type=none)")
 
 	dir, err := os.MkdirTemp("", "sluice-bench-")
@@ -690,4 +691,20 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// cpuModel is the processor's name as the kernel reports it: runs on
+// different machines (of one cloud's "2 cores") are not comparable, and the
+// report should say which one it was.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
 }
