@@ -40,8 +40,8 @@ func ReadConnectorFile(path string) (*ConnectorFile, error) {
 
 // ParseConnectorConfig parses the bytes of a connector config file.
 func ParseConnectorConfig(raw []byte) (*ConnectorFile, error) {
-	// Jackson skips a UTF-8 byte order mark before JSON; a .properties
-	// file keeps it, as java.util.Properties does, in its first key.
+	// Jackson skips a UTF-8 byte order mark before JSON; ParseProperties
+	// skips it too.
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")))
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return parseConnectorJSON(trimmed)

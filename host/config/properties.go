@@ -1,8 +1,8 @@
 package config
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,26 +18,41 @@ import (
 // escaped UTF-16 surrogate pair is one character). The key may be empty
 // ("=v"), as java.util.Properties allows. Later keys win, as in
 // java.util.Properties. An error names the line.
+//
+// The text is read as UTF-8, what editors write today, after a UTF-8 byte
+// order mark if there is one. Text that is not valid UTF-8 is read as
+// ISO-8859-1, the encoding Kafka reads these files in (Properties.load of a
+// stream), so a file saved by a Latin-1 editor means what it means to Kafka.
+// (A UTF-8 file with characters beyond ASCII reads differently in Kafka,
+// which sees each byte as a character: Sluice reads what was written.)
 func ParseProperties(r io.Reader) (map[string]string, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	lines := splitLines(decodeProperties(raw))
 	out := map[string]string{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16<<20)
-	sc.Split(scanLines)
-	lineNo := 0
-	for sc.Scan() {
-		lineNo++
-		start := lineNo
-		line := strings.TrimLeft(sc.Text(), " \t\f")
+	for n := 0; n < len(lines); {
+		start := n + 1
+		line := strings.TrimLeft(lines[n], " \t\f")
+		n++
 		if line == "" || line[0] == '#' || line[0] == '!' {
 			continue
 		}
 		for continues(line) {
+			// A backslash on the last line continues nothing.
 			line = line[:len(line)-1]
-			if !sc.Scan() {
+			if line == "" || n == len(lines) {
 				break
 			}
-			lineNo++
-			line += strings.TrimLeft(sc.Text(), " \t\f")
+			line += strings.TrimLeft(lines[n], " \t\f")
+			n++
+		}
+		if line == "" {
+			// Only continuations so far: java.util.Properties is still at
+			// the start of a logical line, so a comment or blank line that
+			// follows is skipped, not read as a key.
+			continue
 		}
 		key, value, err := splitProperty(line)
 		if err != nil {
@@ -45,10 +60,44 @@ func ParseProperties(r io.Reader) (map[string]string, error) {
 		}
 		out[key] = value
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", lineNo+1, err)
-	}
 	return out, nil
+}
+
+// decodeProperties returns the text of a properties file: UTF-8 after a
+// byte order mark, or ISO-8859-1 where the bytes are not valid UTF-8.
+func decodeProperties(raw []byte) string {
+	raw = bytes.TrimPrefix(raw, []byte(utf8BOM))
+	if utf8.Valid(raw) {
+		return string(raw)
+	}
+	var b strings.Builder
+	b.Grow(len(raw) * 2)
+	for _, c := range raw {
+		b.WriteRune(rune(c))
+	}
+	return b.String()
+}
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
+const utf8BOM = "\xef\xbb\xbf"
+
+// splitLines splits s at "\n", "\r\n" and a lone "\r", the line
+// terminators of java.util.Properties.
+func splitLines(s string) []string {
+	var lines []string
+	for s != "" {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			lines = append(lines, s)
+			break
+		}
+		lines = append(lines, s[:i])
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			i++
+		}
+		s = s[i+1:]
+	}
+	return lines
 }
 
 // ReadPropertiesFile reads a .properties file; errors name the file and line.
@@ -82,7 +131,7 @@ func splitProperty(line string) (string, string, error) {
 		if c == '\\' && i+1 < len(line) {
 			r, n, err := unescape(line[i:])
 			if err != nil {
-				return "", "", err
+				return "", "", fmt.Errorf("%w in a key", err)
 			}
 			key.WriteString(r)
 			i += n
@@ -109,7 +158,8 @@ func splitProperty(line string) (string, string, error) {
 		if line[i] == '\\' && i+1 < len(line) {
 			r, n, err := unescape(line[i:])
 			if err != nil {
-				return "", "", err
+				// The value is not quoted: it may be a password.
+				return "", "", fmt.Errorf("%w in the value of %q", err, key.String())
 			}
 			val.WriteString(r)
 			i += n
@@ -120,6 +170,9 @@ func splitProperty(line string) (string, string, error) {
 	}
 	return key.String(), val.String(), nil
 }
+
+// errMalformedEscape is java.util.Properties' message, which users search for.
+var errMalformedEscape = errors.New("Malformed \\uxxxx encoding")
 
 // unescape decodes the escape at the start of s (which begins with '\').
 func unescape(s string) (string, int, error) {
@@ -134,11 +187,11 @@ func unescape(s string) (string, int, error) {
 		return "\f", 2, nil
 	case 'u':
 		if len(s) < 6 {
-			return "", 0, fmt.Errorf("malformed \\uxxxx encoding in %q", s)
+			return "", 0, errMalformedEscape
 		}
 		n, err := strconv.ParseUint(s[2:6], 16, 16)
 		if err != nil {
-			return "", 0, fmt.Errorf("malformed \\uxxxx encoding in %q", s)
+			return "", 0, errMalformedEscape
 		}
 		r := rune(n)
 		// A high surrogate followed by an escaped low one is a single
@@ -154,32 +207,4 @@ func unescape(s string) (string, int, error) {
 	default:
 		return string(c), 2, nil
 	}
-}
-
-// scanLines splits at "\n", "\r\n" and a lone "\r", the line terminators of
-// java.util.Properties.
-func scanLines(data []byte, atEOF bool) (int, []byte, error) {
-	if atEOF && len(data) == 0 {
-		return 0, nil, nil
-	}
-	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-		if data[i] == '\n' {
-			return i + 1, data[:i], nil
-		}
-		if i+1 < len(data) {
-			if data[i+1] == '\n' {
-				return i + 2, data[:i], nil
-			}
-			return i + 1, data[:i], nil
-		}
-		if atEOF {
-			return i + 1, data[:i], nil
-		}
-		// A "\r" at the end of what was read: a "\n" may follow.
-		return 0, nil, nil
-	}
-	if atEOF {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
 }
