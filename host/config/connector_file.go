@@ -78,7 +78,7 @@ func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
 			return nil, fmt.Errorf("create request has no \"name\"")
 		}
 		if n, ok := req.Config["name"]; ok && n != req.Name {
-			return nil, fmt.Errorf("connector name configuration (%s) doesn't match connector name in the URL (%s)", n, req.Name)
+			return nil, fmt.Errorf("connector name configuration in \"config\" (%q) doesn't match the one in \"name\" (%q)", n, req.Name)
 		}
 		st := strings.ToUpper(req.InitialState)
 		switch st {
@@ -108,12 +108,25 @@ func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
 type stringValues map[string]string
 
 func (m *stringValues) UnmarshalJSON(b []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
+	// Walk the object in file order, so that of several bad values the
+	// first one written is reported, every time.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil {
 		return err
+	} else if t != json.Delim('{') {
+		return fmt.Errorf("want a JSON object, not %v", t)
 	}
-	out := make(stringValues, len(raw))
-	for k, v := range raw {
+	out := stringValues{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
 		switch v[0] {
 		case '"':
 			var s string

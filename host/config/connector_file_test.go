@@ -1,0 +1,31 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// A create request whose config.name differs from its name is refused with
+// a message about the file's two names; there is no URL in a file.
+func TestParseConnectorConfigNameMismatchMessage(t *testing.T) {
+	_, err := ParseConnectorConfig([]byte(`{"name":"b","config":{"name":"z","connector.class":"X"}}`))
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "URL") || !strings.Contains(msg, `"z"`) || !strings.Contains(msg, `"b"`) {
+		t.Fatalf("got %q", msg)
+	}
+}
+
+// Several values of the wrong kind: the error names the first in the file,
+// the same one every time.
+func TestParseConnectorConfigBadValueDeterministic(t *testing.T) {
+	in := []byte(`{"name":"a","a1":null,"a2":{},"a3":[],"a4":null,"a5":{},"a6":[]}`)
+	for range 20 {
+		_, err := ParseConnectorConfig(in)
+		if err == nil || !strings.Contains(err.Error(), `"a1"`) {
+			t.Fatalf("want an error naming a1, got %v", err)
+		}
+	}
+}
