@@ -118,16 +118,35 @@ var registry = func() []class {
 	return cs
 }()
 
-// aliases returns the simple name and Kafka's pruned alias (the simple name
-// without "Converter" or "HeaderConverter").
+// aliases returns the simple name and Kafka's pruned names: the simple name
+// without "Converter" for a converter class, without "HeaderConverter" for
+// a header converter class. Kafka keeps one alias map for all plugin types
+// and resolves every class setting through it, so a class answers to each
+// of its aliases whatever it is configured as (header.converter=Json loads
+// JsonConverter); typ only orders the list.
 func (c *class) aliases(typ string) []string {
-	suffix := "Converter"
-	if typ == TypeHeaderConverter {
-		suffix = "HeaderConverter"
-	}
 	out := []string{c.simpleName}
-	if i := strings.LastIndex(c.simpleName, suffix); i > 0 {
-		out = append(out, c.simpleName[:i])
+	add := func(suffix string) {
+		if i := strings.LastIndex(c.simpleName, suffix); i > 0 && !slices.Contains(out, c.simpleName[:i]) {
+			out = append(out, c.simpleName[:i])
+		}
+	}
+	conv := func() {
+		if c.newConv != nil {
+			add("Converter")
+		}
+	}
+	header := func() {
+		if c.newHeader != nil {
+			add("HeaderConverter")
+		}
+	}
+	if typ == TypeHeaderConverter {
+		header()
+		conv()
+	} else {
+		conv()
+		header()
 	}
 	return out
 }

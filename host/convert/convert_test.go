@@ -3,6 +3,7 @@ package convert
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,10 +111,41 @@ func TestNewHeader(t *testing.T) {
 			t.Errorf("NewHeader(%q) = %s, want %s", name, got, want)
 		}
 	}
-	// "Json" is JsonConverter's alias as a converter only: Kafka prunes the
-	// type's name, "HeaderConverter", from header converter aliases.
-	if _, err := NewHeader("Json", nil); !errors.Is(err, ErrUnknownClass) {
-		t.Errorf("NewHeader(Json) = %v, want ErrUnknownClass", err)
+}
+
+// TestAliasesAcrossTypes checks that an alias names its class whatever the
+// setting: Kafka keeps one alias map for every plugin type (the simple name
+// and the name pruned of its type's suffix), and its class loader resolves
+// header.converter=Json through it as it does value.converter=Json.
+func TestAliasesAcrossTypes(t *testing.T) {
+	for alias, want := range map[string]string{
+		"Json":      "*convert.JSONConverter",
+		"String":    "*convert.StringConverter",
+		"ByteArray": "convert.ByteArrayConverter",
+		"Short":     "convert.ShortConverter",
+		"Integer":   "convert.IntegerConverter",
+		"Long":      "convert.LongConverter",
+		"Float":     "convert.FloatConverter",
+		"Double":    "convert.DoubleConverter",
+		"Boolean":   "convert.BooleanConverter",
+	} {
+		h, err := NewHeader(alias, nil)
+		if err != nil {
+			t.Errorf("NewHeader(%q): %v", alias, err)
+			continue
+		}
+		if got := fmt.Sprintf("%T", h); got != want {
+			t.Errorf("NewHeader(%q) = %s, want %s", alias, got, want)
+		}
+	}
+	// SimpleHeaderConverter's alias names a class that is no Converter.
+	if _, err := New("Simple", false, nil); !errors.Is(err, ErrUnknownClass) {
+		t.Errorf("New(Simple) = %v, want ErrUnknownClass", err)
+	}
+	for _, c := range Classes() {
+		if c.Name == pkgJSON+"JsonConverter" && !slices.Contains(c.Aliases, "Json") {
+			t.Errorf("%s/%s aliases = %v, want Json among them", c.Name, c.Type, c.Aliases)
+		}
 	}
 }
 

@@ -15,7 +15,8 @@
 //	                       (header converter only; Kafka's default header.converter)
 //
 // New and NewHeader build one from a class name (full, simple, or simple
-// without its type suffix: "Json") and its settings, which PrefixedProps
+// without its type suffix: "Json", for either use, since Kafka keeps one
+// alias map for all plugin types) and its settings, which PrefixedProps
 // extracts from a worker or connector config ("value.converter.*").
 // Classes lists them with their config definitions for the REST API. All
 // converters are safe for concurrent use.
