@@ -67,8 +67,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dirFlag := fs.String("dir", "", "directory for the offsets file and the demo output; default: a temporary directory removed on exit")
 	logLevel := fs.String("log-level", "INFO", "worker log level (TRACE, DEBUG, INFO, WARN, ERROR)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: sluice dev [flags]")
+		fmt.Fprintln(fs.Output(), "Usage: sluice dev [flags]")
 		fs.PrintDefaults()
+	}
+	if helpRequested(args) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return exitOK
 	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage

@@ -18,9 +18,14 @@ func runDistributed(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("sluice distributed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: sluice distributed WORKER.properties")
-		fmt.Fprintln(stderr, "group.id, config.storage.topic, offset.storage.topic and status.storage.topic are required.")
-		fmt.Fprintln(stderr, "Worker properties may be overridden by CONNECT_* environment variables (CONNECT_GROUP_ID sets group.id).")
+		fmt.Fprintln(fs.Output(), "Usage: sluice distributed WORKER.properties")
+		fmt.Fprintln(fs.Output(), "group.id, config.storage.topic, offset.storage.topic and status.storage.topic are required.")
+		fmt.Fprintln(fs.Output(), "Worker properties may be overridden by CONNECT_* environment variables (CONNECT_GROUP_ID sets group.id).")
+	}
+	if helpRequested(args) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return exitOK
 	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage

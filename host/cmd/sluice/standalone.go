@@ -25,8 +25,13 @@ func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("sluice standalone", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: sluice standalone WORKER.properties [CONNECTOR.properties|CONNECTOR.json ...]")
-		fmt.Fprintln(stderr, "Worker properties may be overridden by CONNECT_* environment variables (CONNECT_BOOTSTRAP_SERVERS sets bootstrap.servers).")
+		fmt.Fprintln(fs.Output(), "Usage: sluice standalone WORKER.properties [CONNECTOR.properties|CONNECTOR.json ...]")
+		fmt.Fprintln(fs.Output(), "Worker properties may be overridden by CONNECT_* environment variables (CONNECT_BOOTSTRAP_SERVERS sets bootstrap.servers).")
+	}
+	if helpRequested(args) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return exitOK
 	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -56,6 +61,19 @@ func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitStartup
 	}
 	return serve(ctx, w, files, paths, stderr, hooks{})
+}
+
+// helpRequested reports whether a worker command's arguments ask for its
+// usage. Like connect-standalone, --help counts anywhere, after the worker
+// file too.
+func helpRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // hooks let a command act at points of serve; nil hooks do nothing.
