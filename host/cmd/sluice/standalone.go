@@ -49,11 +49,19 @@ func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// cost a worker start.
 	paths := fs.Args()[1:]
 	files := make([]*config.ConnectorFile, len(paths))
+	seen := map[string]string{} // connector name -> file
 	for i, p := range paths {
 		if files[i], err = config.ReadConnectorFile(p); err != nil {
 			fmt.Fprintf(stderr, "sluice standalone: %v\n", err)
 			return exitStartup
 		}
+		// Connectors are created without replacing one another, so
+		// a second file with a name fails; say so before starting.
+		if prev, ok := seen[files[i].Name]; ok {
+			fmt.Fprintf(stderr, "sluice standalone: %s: Connector %s already exists (created from %s)\n", p, files[i].Name, prev)
+			return exitStartup
+		}
+		seen[files[i].Name] = p
 	}
 	w, err := worker.NewStandalone(cfg, worker.Options{Version: Version, Commit: commit(), LogOutput: stderr})
 	if err != nil {

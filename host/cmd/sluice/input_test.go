@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// --help (or -h) on a worker command prints its usage and exits 0, as a
+// request for help is not a mistake; connect-standalone also takes --help
+// after the worker file.
+func TestWorkerCommandsHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"standalone", "--help"},
+		{"standalone", "-h"},
+		{"standalone", "worker.properties", "--help"},
+		{"distributed", "--help"},
+		{"distributed", "worker.properties", "-h"},
+		{"dev", "--help"},
+		{"dev", "-h"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, &out, &errb)
+		if code != exitOK {
+			t.Errorf("%v: exit %d, want 0; stderr %q", args, code, errb.String())
+		}
+		if !strings.Contains(out.String(), "Usage: sluice "+args[0]) {
+			t.Errorf("%v: no usage on stdout: %q (stderr %q)", args, out.String(), errb.String())
+		}
+	}
+}
+
+// A file that is not there is named, with exit status 3.
+func TestStandaloneMissingFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := workerProps(t, dir, "127.0.0.1:1", freeAddr(t))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{dir + "/nope.properties"}, dir + "/nope.properties"},
+		{[]string{good, dir + "/gone.json"}, dir + "/gone.json"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"standalone"}, c.args...), &out, &errb)
+		if code != exitStartup || !strings.Contains(errb.String(), c.want) || !strings.Contains(errb.String(), "no such file") {
+			t.Errorf("%v: exit %d, stderr %q; want 3 naming %s", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// Two connector files with one name: the second would fail to be created
+// (connect-standalone creates with allowReplace=false). Said before the
+// worker starts, naming both files.
+func TestStandaloneDuplicateConnectorNames(t *testing.T) {
+	dir := t.TempDir()
+	// Nothing listens on this Kafka address: the check comes first.
+	good := workerProps(t, dir, "127.0.0.1:1", freeAddr(t))
+	a := write(t, dir, "a.properties", "name=dup\nconnector.class=FileStreamSource\ntopic=t\n")
+	b := write(t, dir, "b.json", `{"name":"dup","connector.class":"FileStreamSource","topic":"u"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20e9)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"standalone", good, a, b}, &out, &errb)
+	if code != exitStartup {
+		t.Fatalf("exit %d, want 3; stderr:\n%s", code, errb.String())
+	}
+	for _, w := range []string{"dup", a, b} {
+		if !strings.Contains(errb.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errb.String())
+		}
+	}
+	if strings.Contains(errb.String(), "start the worker") {
+		t.Errorf("the worker was started:\n%s", errb.String())
+	}
+}
