@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -253,9 +254,10 @@ func readConfig(files []string, sets settings) (*config.ConnectorFile, error) {
 // placeholder name and taking it away again.
 func parseNameless(raw []byte) (*config.ConnectorFile, error) {
 	const placeholder = "sluice-cli-unnamed-7f3a9c"
-	// A byte order mark before JSON is skipped, as ParseConnectorConfig
-	// and Jackson skip it.
-	trimmed := strings.TrimSpace(strings.TrimPrefix(string(raw), "\ufeff"))
+	// A byte order mark is skipped, as ParseConnectorConfig skips it: it
+	// must not end up inside the text after the placeholder.
+	raw = bytes.TrimPrefix(raw, []byte("\ufeff"))
+	trimmed := strings.TrimSpace(string(raw))
 	var withName string
 	if strings.HasPrefix(trimmed, "{") {
 		withName = `{"name":` + strconv.Quote(placeholder) + `,` + strings.TrimPrefix(trimmed, "{")
