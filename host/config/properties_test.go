@@ -81,3 +81,42 @@ func TestParsePropertiesMalformedEscapeNamesKeyNotValue(t *testing.T) {
 		t.Fatalf("want an error naming line 3 and the key, got %v", err)
 	}
 }
+
+// Cases of java.util.Properties.load, one per line of its rules.
+func TestParsePropertiesJavaCases(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want map[string]string
+	}{
+		{"key\\\\\n", map[string]string{"key\\": ""}},
+		{"a\\ b=c\n", map[string]string{"a b": "c"}},
+		{"a\\:b:c\n", map[string]string{"a:b": "c"}},
+		{"a\\=b=c\n", map[string]string{"a=b": "c"}},
+		{" \t\fkey   =   value\n", map[string]string{"key": "value"}},
+		{"key:=v\n", map[string]string{"key": "=v"}},
+		{"key =:v\n", map[string]string{"key": ":v"}},
+		{"key\tv w\n", map[string]string{"key": "v w"}},
+		{"a=\\u0041\\u00e9\\t\\n\\r\\f\\q\n", map[string]string{"a": "Aé\t\n\r\fq"}},
+		{"a=x\\\n   y\\\\\n", map[string]string{"a": "xy\\"}},
+		{"a=\\\n\nb\n", map[string]string{"a": "", "b": ""}},
+		{"\\#not=comment\n", map[string]string{"#not": "comment"}},
+		{"a=#v\n", map[string]string{"a": "#v"}},
+		{"a=b\\\n# c\n", map[string]string{"a": "b# c"}},
+		{"# c \\\na=1\n", map[string]string{"a": "1"}},
+		{"\\\n a=1\n", map[string]string{"a": "1"}},
+		{"a=1\r\nb=2\\\r\n  3\r\n", map[string]string{"a": "1", "b": "23"}},
+		{"a=1  \n", map[string]string{"a": "1  "}},
+		{"a\\\\\\\nb=c\n", map[string]string{"a\\b": "c"}},
+		{"a=1\na=2\n", map[string]string{"a": "2"}},
+		{"a=b\\", map[string]string{"a": "b"}},
+	} {
+		got, err := ParseProperties(strings.NewReader(c.in))
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: got %q want %q", c.in, got, c.want)
+		}
+	}
+}
