@@ -126,10 +126,21 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *pluginPath != "" {
 		props[config.PluginPath] = *pluginPath
 	}
-	// CONNECT_* variables apply here too, as for any worker.
+	// CONNECT_* variables apply here too, as for any worker, over dev's
+	// defaults; a flag given on the command line wins over them.
 	for k, v := range config.EnvOverrides(os.Environ(), config.EnvPrefix) {
 		props[k] = v
 	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "rest":
+			props[config.Listeners] = "http://" + *restAddr
+		case "plugin-path":
+			props[config.PluginPath] = *pluginPath
+		case "log-level":
+			props[config.LogLevel] = *logLevel
+		}
+	})
 	props, _, err = configprovider.ResolveWorker(ctx, props)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice dev: %v\n", err)

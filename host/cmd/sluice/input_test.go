@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 // --help (or -h) on a worker command prints its usage and exits 0, as a
@@ -73,5 +74,36 @@ func TestStandaloneDuplicateConnectorNames(t *testing.T) {
 	}
 	if strings.Contains(errb.String(), "start the worker") {
 		t.Errorf("the worker was started:\n%s", errb.String())
+	}
+}
+
+// A flag given to sluice dev is what the user asked for: it wins over a
+// CONNECT_* variable left in the environment (from Confluent's image, say),
+// which still overrides dev's defaults.
+func TestDevFlagsWinOverEnvironment(t *testing.T) {
+	rest, other := freeAddr(t), freeAddr(t)
+	t.Setenv("CONNECT_LISTENERS", "http://"+other)
+	t.Setenv("CONNECT_LOG_LEVEL", "DEBUG") // no --log-level: the variable applies
+	_, stderr, stop, done := runBg(t, "dev", "--demo=false", "--rest", rest, "--plugin-path", pluginDir, "--dir", t.TempDir())
+	deadline := time.Now().Add(60 * time.Second)
+	for getJSON(t, "http://"+rest+"/health", nil) != 200 {
+		if getJSON(t, "http://"+other+"/health", nil) == 200 {
+			t.Fatalf("the REST API is on CONNECT_LISTENERS %s, not --rest %s", other, rest)
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("dev ended with %d:\n%s", code, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no REST API on %s:\n%s", rest, stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "[DEBUG]") {
+		t.Errorf("CONNECT_LOG_LEVEL=DEBUG did not apply:\n%s", stderr)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
 }
