@@ -28,7 +28,8 @@
 // envelope with schema fields in Jackson's order (type; items, keys and
 // values, or fields; optional; name; version; doc; parameters; default; and
 // "field" last in a struct field), compact, strings escaped as Jackson
-// escapes them, floats and doubles as Java's Float.toString and
+// escapes them (characters beyond U+FFFF as two \uXXXX surrogate
+// escapes), floats and doubles as Java's Float.toString and
 // Double.toString print them ("1.0", "1.0E20", NaN and infinities as the
 // strings "NaN", "Infinity"), bytes in base64, Decimals in base64 or as a
 // number (decimal.format), Date, Time and Timestamp as integers, maps with

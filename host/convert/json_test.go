@@ -491,3 +491,30 @@ func TestJSONSchemaContent(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONNonBMPEscaped checks that a character beyond the Basic
+// Multilingual Plane is written as the escapes of its UTF-16 surrogates in
+// schema names, field names, map keys and values alike, as Kafka's
+// JsonConverter writes it (bytes taken from Kafka 4.4's JsonConverter), and
+// reads back to the same string.
+func TestJSONNonBMPEscaped(t *testing.T) {
+	s := data.StructBuilder().Name("n😀").
+		Field("f😀", data.MapOf(data.StringSchema, data.StringSchema)).MustBuild()
+	v := data.NewStruct(s).MustPut("f😀", map[string]any{"k😀": "中😀"})
+	want := `{"schema":{"type":"struct","fields":[{"type":"map","keys":{"type":"string","optional":false},"values":{"type":"string","optional":false},"optional":false,"field":"f\uD83D\uDE00"}],"optional":false,"name":"n\uD83D\uDE00"},"payload":{"f\uD83D\uDE00":{"k\uD83D\uDE00":"中\uD83D\uDE00"}}}`
+	c := newTestJSON(nil)
+	got, err := c.FromConnectData("t", nil, s, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	rs, rv, err := c.ToConnectData("t", nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !data.SchemaEqual(rs, s) || !data.ValueEqual(rv, v) {
+		t.Fatalf("read back %v %v, want %v %v", rs, rv, s, v)
+	}
+}

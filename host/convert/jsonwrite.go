@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/base64"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
@@ -20,9 +21,12 @@ var plainASCII = func() (t [256]bool) {
 
 // appendJSONString appends s as a JSON string the way Jackson's UTF-8
 // generator writes it: '"' and '\' escaped, \b \t \n \f \r for those
-// controls, \u00XX (upper-case hex) for the other controls, everything else
-// (DEL, non-ASCII, U+2028) written as UTF-8 bytes. Invalid UTF-8, which a
-// Java string cannot hold, is written as U+FFFD.
+// controls, \u00XX (upper-case hex) for the other controls, a character
+// beyond the Basic Multilingual Plane as the \uXXXX escapes of its two UTF-16
+// surrogates ("\uD83D\uDE00": Jackson writes Java's chars one by one and
+// escapes each surrogate), everything else (DEL, other non-ASCII, U+2028)
+// as UTF-8 bytes. Invalid UTF-8, which a Java string cannot hold, is
+// written as U+FFFD.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -38,6 +42,15 @@ func appendJSONString(b []byte, s string) []byte {
 				b = append(b, s[start:i]...)
 				b = append(b, "\uFFFD"...)
 				i++
+				start = i
+				continue
+			}
+			if size == 4 {
+				b = append(b, s[start:i]...)
+				hi, lo := utf16.EncodeRune(r)
+				b = appendUnicodeEscape(b, hi)
+				b = appendUnicodeEscape(b, lo)
+				i += size
 				start = i
 				continue
 			}
@@ -66,6 +79,11 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendUnicodeEscape appends \uXXXX with upper-case hex, as Jackson does.
+func appendUnicodeEscape(b []byte, r rune) []byte {
+	return append(b, '\\', 'u', hexUpper[r>>12&0xf], hexUpper[r>>8&0xf], hexUpper[r>>4&0xf], hexUpper[r&0xf])
 }
 
 // appendJSONFloat appends a float as Jackson writes a float or double node:
