@@ -181,6 +181,14 @@ func TestStringConverterEncodings(t *testing.T) {
 			t.Errorf("%s: decode %x = %q, want %q", tc.enc, tc.bytes, v, tc.decoded)
 		}
 	}
+	// An empty string is empty bytes, not a tombstone, in every character
+	// set; Java's UTF-16 encoder writes no byte order mark for it.
+	for _, enc := range []string{"UTF-8", "US-ASCII", "ISO-8859-1", "UTF-16", "UTF-16BE", "UTF-16LE"} {
+		c, _ := NewStringConverter(enc)
+		if b, err := c.FromConnectData("t", nil, nil, ""); err != nil || b == nil || len(b) != 0 {
+			t.Errorf("%s: encode \"\" = %#v, %v; want empty bytes", enc, b, err)
+		}
+	}
 	utf16, _ := NewStringConverter("UTF-16")
 	if _, v, _ := utf16.ToConnectData("t", nil, []byte{0xff, 0xfe, 'a', 0}); v != "a" {
 		t.Errorf("UTF-16 with a little-endian byte order mark read %q", v)

@@ -154,7 +154,9 @@ func (c *StringConverter) encode(s string) []byte {
 	}
 	units := utf16.Encode([]rune(s))
 	out := make([]byte, 0, 2*len(units)+2)
-	if c.enc == csUTF16 {
+	if c.enc == csUTF16 && len(units) > 0 {
+		// Java's UTF-16 encoder writes its byte order mark before the
+		// first character, so an empty string stays empty.
 		out = append(out, 0xfe, 0xff)
 	}
 	for _, u := range units {
