@@ -46,6 +46,11 @@ func ParseConnectorConfig(raw []byte) (*ConnectorFile, error) {
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return parseConnectorJSON(trimmed)
 	}
+	// Valid JSON that is not an object (an array of connectors, say) would
+	// read as a .properties file without a name: say what is wrong.
+	if len(trimmed) > 0 && json.Valid(trimmed) {
+		return nil, fmt.Errorf("connector config must be a JSON object, not %s", jsonKind(trimmed[0]))
+	}
 	props, err := ParseProperties(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
@@ -151,8 +156,14 @@ func jsonKind(c byte) string {
 		return "null"
 	case '{':
 		return "an object"
-	default:
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case '[':
 		return "an array"
+	default:
+		return "a number"
 	}
 }
 

@@ -29,3 +29,14 @@ func TestParseConnectorConfigBadValueDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// A JSON file that is not an object is refused as JSON, not read as a
+// .properties file whose first key is the whole text.
+func TestParseConnectorConfigJSONNotObject(t *testing.T) {
+	for _, in := range []string{`[{"name":"a"}]`, "\n  [\n]", `"name"`} {
+		_, err := ParseConnectorConfig([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), "JSON object") {
+			t.Errorf("%q: want an error asking for a JSON object, got %v", in, err)
+		}
+	}
+}
