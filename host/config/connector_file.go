@@ -42,7 +42,8 @@ func ReadConnectorFile(path string) (*ConnectorFile, error) {
 func ParseConnectorConfig(raw []byte) (*ConnectorFile, error) {
 	// Jackson skips a UTF-8 byte order mark before JSON; ParseProperties
 	// skips it too.
-	trimmed := bytes.TrimSpace(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")))
+	raw = decodeUTF16(raw)
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(raw, []byte(utf8BOM)))
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return parseConnectorJSON(trimmed)
 	}

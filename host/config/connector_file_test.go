@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // A create request whose config.name differs from its name is refused with
@@ -38,5 +39,41 @@ func TestParseConnectorConfigJSONNotObject(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "JSON object") {
 			t.Errorf("%q: want an error asking for a JSON object, got %v", in, err)
 		}
+	}
+}
+
+// utf16le encodes s as UTF-16LE after a byte order mark, as Windows
+// PowerShell 5 writes files with ">".
+func utf16le(s string) []byte {
+	b := []byte{0xff, 0xfe}
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return b
+}
+
+// Jackson detects UTF-16 JSON; a UTF-16 file with a byte order mark reads
+// the same, JSON or .properties.
+func TestParseConnectorConfigUTF16(t *testing.T) {
+	for _, in := range []string{
+		`{"name":"é","config":{"connector.class":"X"}}`,
+		"name=é\nconnector.class=X\n",
+	} {
+		cf, err := ParseConnectorConfig(utf16le(in))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if cf.Name != "é" || cf.Config["connector.class"] != "X" || len(cf.Config) != 2 {
+			t.Errorf("%q: got %+v", in, cf)
+		}
+	}
+	// Big-endian too.
+	le := utf16le(`{"name":"a","connector.class":"X"}`)
+	be := make([]byte, len(le))
+	for i := 0; i+1 < len(le); i += 2 {
+		be[i], be[i+1] = le[i+1], le[i]
+	}
+	if cf, err := ParseConnectorConfig(be); err != nil || cf.Name != "a" {
+		t.Fatalf("UTF-16BE: %+v %v", cf, err)
 	}
 }

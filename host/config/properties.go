@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 // stream), so a file saved by a Latin-1 editor means what it means to Kafka.
 // (A UTF-8 file with characters beyond ASCII reads differently in Kafka,
 // which sees each byte as a character: Sluice reads what was written.)
+// Text that starts with a UTF-16 byte order mark is read as UTF-16.
 func ParseProperties(r io.Reader) (map[string]string, error) {
 	raw, err := io.ReadAll(r)
 	if err != nil {
@@ -66,7 +68,7 @@ func ParseProperties(r io.Reader) (map[string]string, error) {
 // decodeProperties returns the text of a properties file: UTF-8 after a
 // byte order mark, or ISO-8859-1 where the bytes are not valid UTF-8.
 func decodeProperties(raw []byte) string {
-	raw = bytes.TrimPrefix(raw, []byte(utf8BOM))
+	raw = bytes.TrimPrefix(decodeUTF16(raw), []byte(utf8BOM))
 	if utf8.Valid(raw) {
 		return string(raw)
 	}
@@ -76,6 +78,32 @@ func decodeProperties(raw []byte) string {
 		b.WriteRune(rune(c))
 	}
 	return b.String()
+}
+
+// decodeUTF16 returns text that starts with a UTF-16 byte order mark (as
+// Windows PowerShell 5 writes files) as UTF-8, without the mark; other
+// text as it is. Jackson reads such JSON, and nobody means the NUL bytes a
+// byte-wise reading would give.
+func decodeUTF16(raw []byte) []byte {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(raw, []byte{0xff, 0xfe}):
+		order = binary.LittleEndian
+	case bytes.HasPrefix(raw, []byte{0xfe, 0xff}):
+		order = binary.BigEndian
+	default:
+		return raw
+	}
+	raw = raw[2:]
+	units := make([]uint16, 0, len(raw)/2)
+	for i := 0; i+1 < len(raw); i += 2 {
+		units = append(units, order.Uint16(raw[i:]))
+	}
+	out := []byte(string(utf16.Decode(units)))
+	if len(raw)%2 == 1 {
+		out = utf8.AppendRune(out, utf8.RuneError)
+	}
+	return out
 }
 
 // utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
