@@ -14,11 +14,15 @@ type lineSplitter struct {
 	buf   []byte // buf[start:] is not yet returned
 	start int
 	pos   int64 // stream position of buf[start]
+	// clean is how many bytes of buf[start:] are known to hold no line end,
+	// so a line longer than one read is searched once, not again with every
+	// read that extends it.
+	clean int
 }
 
 // reset positions the splitter at pos with nothing buffered.
 func (s *lineSplitter) reset(pos int64) {
-	s.buf, s.start, s.pos = s.buf[:0], 0, pos
+	s.buf, s.start, s.pos, s.clean = s.buf[:0], 0, pos, 0
 }
 
 // feed appends bytes read from the stream.
@@ -37,13 +41,17 @@ func (s *lineSplitter) feed(b []byte) {
 // is valid until the next feed.
 func (s *lineSplitter) next() (line []byte, end int64, ok bool) {
 	rest := s.buf[s.start:]
-	i := bytes.IndexAny(rest, "\r\n")
+	i := bytes.IndexAny(rest[s.clean:], "\r\n")
 	if i < 0 {
+		s.clean = len(rest)
 		return nil, 0, false
 	}
+	i += s.clean
 	n := i + 1
 	if rest[i] == '\r' {
 		if i+1 == len(rest) {
+			// Search from this "\r" again once more bytes arrive.
+			s.clean = i
 			return nil, 0, false
 		}
 		if rest[i+1] == '\n' {
@@ -52,6 +60,7 @@ func (s *lineSplitter) next() (line []byte, end int64, ok bool) {
 	}
 	s.start += n
 	s.pos += int64(n)
+	s.clean = 0
 	return rest[:i], s.pos, true
 }
 

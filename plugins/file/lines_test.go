@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
+	"time"
 )
 
 func TestLineSplitter(t *testing.T) {
@@ -78,5 +80,37 @@ func TestLineSplitterBufferStaysSmall(t *testing.T) {
 	}
 	if c := cap(s.buf); c > 1024 {
 		t.Errorf("buffer capacity %d after 10000 short lines; it should be compacted", c)
+	}
+}
+
+// A line far longer than one read arrives in many pieces; each piece must be
+// searched for a line end once, not the whole line again with every piece
+// (which made a 32 MiB line take minutes).
+func TestLineSplitterLongLineIsLinear(t *testing.T) {
+	const chunk, chunks = 64 << 10, 512
+	piece := bytes.Repeat([]byte{'a'}, chunk)
+	var s lineSplitter
+	s.reset(0)
+	start := time.Now()
+	for range chunks {
+		s.feed(piece)
+		if l, _, ok := s.next(); ok {
+			t.Fatalf("line of %d bytes before its end", len(l))
+		}
+	}
+	s.feed([]byte("\r"))
+	if _, _, ok := s.next(); ok {
+		t.Fatal("line cut at a trailing \\r that may start \\r\\n")
+	}
+	s.feed([]byte("\nb\n"))
+	l, end, ok := s.next()
+	if !ok || len(l) != chunk*chunks || end != chunk*chunks+2 {
+		t.Fatalf("long line: %d bytes ending at %d (ok %v); want %d ending at %d", len(l), end, ok, chunk*chunks, chunk*chunks+2)
+	}
+	if l, end, ok := s.next(); !ok || string(l) != "b" || end != chunk*chunks+4 {
+		t.Fatalf("next line %q at %d (ok %v)", l, end, ok)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("splitting one %d MiB line took %v", chunk*chunks>>20, d)
 	}
 }
