@@ -3,6 +3,7 @@ package convert
 import (
 	"math"
 	"math/big"
+	"strconv"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
@@ -10,6 +11,20 @@ import (
 // maxDecimalDigits bounds the digits parseDecimal accepts, so that hostile
 // input cannot make big-number arithmetic slow.
 const maxDecimalDigits = 1000
+
+// decimalScale reads a Decimal schema's scale parameter, failing with
+// Kafka's messages (Decimal.scale) when it is missing or not an integer.
+func decimalScale(s *data.Schema) (int32, error) {
+	v, ok := s.Parameters[data.DecimalScaleParam]
+	if !ok {
+		return 0, dataErr("Invalid Decimal schema: scale parameter not found.")
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return 0, dataErr("Invalid scale parameter found in Decimal schema: %q is not an integer", v)
+	}
+	return int32(n), nil
+}
 
 // parseDecimal parses a number the way Java's new BigDecimal(String) does:
 // an optional sign, digits with an optional point (".5" and "5." are

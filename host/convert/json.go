@@ -636,9 +636,9 @@ func (c *JSONConverter) appendDecimal(b []byte, s *data.Schema, v any) ([]byte, 
 	if c.cfg.DecimalFormat == DecimalNumeric {
 		return data.AppendJavaDecimal(b, d), nil
 	}
-	scale, err := data.DecimalScale(s)
+	scale, err := decimalScale(s)
 	if err != nil {
-		return nil, &DataError{Msg: "Invalid Decimal schema", Err: err}
+		return nil, err
 	}
 	if d.Scale != scale {
 		return nil, dataErr("BigDecimal has mismatching scale value for given Decimal schema")

@@ -518,3 +518,40 @@ func TestJSONNonBMPEscaped(t *testing.T) {
 		t.Fatalf("read back %v %v, want %v %v", rs, rv, s, v)
 	}
 }
+
+// TestJSONDecimalScaleParameter checks a Decimal schema whose scale
+// parameter is missing or not a number as Kafka's JsonConverter handles it:
+// a numeric payload needs no scale and reads at the literal's own; a base64
+// payload, or a write, fails with Kafka's message naming the parameter.
+func TestJSONDecimalScaleParameter(t *testing.T) {
+	c := newTestJSON(nil)
+	const noScale = `{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal"}`
+	const badScale = `{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"x"}}`
+	for _, schema := range []string{noScale, badScale} {
+		_, v, err := c.ToConnectData("t", nil, []byte(`{"schema":`+schema+`,"payload":1.5}`))
+		if err != nil || !data.ValueEqual(v, dec(15, 1)) {
+			t.Errorf("numeric payload with %s = %#v, %v; want 1.5", schema, v, err)
+		}
+	}
+	for _, tc := range []struct{ schema, want string }{
+		{noScale, "Invalid bytes for Decimal field: Invalid Decimal schema: scale parameter not found."},
+		{badScale, `Invalid bytes for Decimal field: Invalid scale parameter found in Decimal schema: "x" is not an integer`},
+	} {
+		_, _, err := c.ToConnectData("t", nil, []byte(`{"schema":`+tc.schema+`,"payload":"AQ=="}`))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("base64 payload with %s: error %v, want %q", tc.schema, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		params map[string]string
+		want   string
+	}{
+		{nil, "Invalid Decimal schema: scale parameter not found."},
+		{map[string]string{"scale": "x"}, `Invalid scale parameter found in Decimal schema: "x" is not an integer`},
+	} {
+		s := &data.Schema{Type: data.Bytes, Name: data.DecimalName, Parameters: tc.params}
+		if _, err := c.FromConnectData("t", nil, s, dec(15, 1)); err == nil || err.Error() != tc.want {
+			t.Errorf("write with parameters %v: error %v, want %q", tc.params, err, tc.want)
+		}
+	}
+}

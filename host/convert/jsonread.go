@@ -442,19 +442,18 @@ func int32Node(n *jnode) (int32, bool) {
 // readDecimal reads a Decimal from a number (decimal.format NUMERIC) or a
 // base64 string of the unscaled value's bytes (BASE64); both are accepted
 // whatever the converter's own format. A number is returned at the schema's
-// scale when that loses no digits (Kafka keeps the literal's scale).
+// scale when that loses no digits (Kafka keeps the literal's scale); it
+// needs no scale parameter, as in Kafka, where bytes do.
 func readDecimal(s *data.Schema, n *jnode) (any, error) {
-	scale, err := data.DecimalScale(s)
-	if err != nil {
-		return nil, &DataError{Msg: "Invalid Decimal schema", Err: err}
-	}
 	switch n.kind {
 	case jInt, jFloat:
 		d, ok := parseDecimal(n.s)
 		if !ok {
 			return nil, dataErr("Invalid Decimal value %s", n.s)
 		}
-		d, _ = rescale(d, scale)
+		if scale, err := decimalScale(s); err == nil {
+			d, _ = rescale(d, scale)
+		}
 		return d, nil
 	case jString:
 		b, err := base64.StdEncoding.DecodeString(n.s)
@@ -463,6 +462,10 @@ func readDecimal(s *data.Schema, n *jnode) (any, error) {
 		}
 		if len(b) == 0 {
 			return nil, dataErr("Invalid bytes for Decimal field: Zero length BigInteger")
+		}
+		scale, err := decimalScale(s)
+		if err != nil {
+			return nil, &DataError{Msg: "Invalid bytes for Decimal field", Err: err}
 		}
 		return data.Decimal{Unscaled: data.FromTwosComplement(b), Scale: scale}, nil
 	}
