@@ -171,7 +171,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return checkDemoClasses(ctx, w)
 		},
 		ready: func() error {
-			printBanner(stdout, w, seeds, dir, *demo, *dirFlag == "", selfCommand(os.Args[0]))
+			printBanner(stdout, w, props[config.BootstrapServers], seeds, dir, *demo, *dirFlag == "", selfCommand(os.Args[0]))
 			return nil
 		},
 	}
@@ -222,7 +222,9 @@ func selfCommand(arg0 string) string {
 	return arg0
 }
 
-func printBanner(out io.Writer, w *worker.Worker, seeds, dir string, demo, temp bool, self string) {
+// kafka is the worker's bootstrap.servers, seeds the embedded broker's:
+// they differ when CONNECT_BOOTSTRAP_SERVERS is set.
+func printBanner(out io.Writer, w *worker.Worker, kafka, seeds, dir string, demo, temp bool, self string) {
 	url := "http://127.0.0.1:8083"
 	if addrs := w.RESTAddrs(); len(addrs) > 0 {
 		url = addrs[0]
@@ -234,7 +236,11 @@ func printBanner(out io.Writer, w *worker.Worker, seeds, dir string, demo, temp 
 	}
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "Sluice dev is running (Ctrl-C to stop).")
-	fmt.Fprintf(out, "  Kafka (embedded, in this process): %s\n", seeds)
+	if kafka == seeds {
+		fmt.Fprintf(out, "  Kafka (embedded, in this process): %s\n", seeds)
+	} else {
+		fmt.Fprintf(out, "  Kafka (CONNECT_BOOTSTRAP_SERVERS): %s (the embedded broker, %s, is unused)\n", kafka, seeds)
+	}
 	fmt.Fprintf(out, "  REST API (Kafka Connect's):        %s\n", url)
 	fmt.Fprintf(out, "  Offsets file:                      %s\n", filepath.Join(dir, "offsets.json"))
 	if demo {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // --help (or -h) on a worker command prints its usage and exits 0, as a
@@ -102,6 +104,27 @@ func TestDevFlagsWinOverEnvironment(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "[DEBUG]") {
 		t.Errorf("CONNECT_LOG_LEVEL=DEBUG did not apply:\n%s", stderr)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+}
+
+// With CONNECT_BOOTSTRAP_SERVERS set, sluice dev's worker uses that Kafka:
+// the banner says so, rather than naming the embedded broker.
+func TestDevBannerNamesTheKafkaInUse(t *testing.T) {
+	other, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	seeds := strings.Join(other.ListenAddrs(), ",")
+	t.Setenv("CONNECT_BOOTSTRAP_SERVERS", seeds)
+	stdout, stderr, stop, done := runBg(t, "dev", "--demo=false", "--rest", freeAddr(t), "--plugin-path", pluginDir, "--dir", t.TempDir(), "--log-level", "WARN")
+	waitFor(t, "the banner", done, stderr, func() bool { return strings.Contains(stdout.String(), "Try:") })
+	banner := stdout.String()
+	if !strings.Contains(banner, seeds) || !strings.Contains(banner, "CONNECT_BOOTSTRAP_SERVERS") || strings.Contains(banner, "embedded, in this process") {
+		t.Errorf("banner does not name the Kafka in use (%s):\n%s", seeds, banner)
 	}
 	if code := stop(); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
