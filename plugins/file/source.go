@@ -315,6 +315,16 @@ func (t *SourceTask) readBatch() ([]*data.SourceRecord, error) {
 			}
 			break
 		}
+		var so *startOver
+		if errors.As(err, &so) {
+			// Poll opens path again, at its start, once this batch
+			// is out. The position of every line emitted so far is
+			// in the old file; the new one starts again at 0.
+			t.log.Warn(so.why+"; reading it from the start", "position", t.split.pos, "dropped_partial_line_bytes", t.split.pending())
+			_ = t.in.close()
+			t.in, t.start = nil, 0
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", t.name(), err)
 		}
@@ -364,9 +374,23 @@ func (t *SourceTask) Stop(context.Context) error {
 // fileInput reads a regular file that may grow: the end of the file is "no
 // more yet", not the end of the input.
 type fileInput struct {
-	f   *os.File
-	buf []byte
+	path string
+	f    *os.File
+	info fs.FileInfo // of f, to tell whether path still names it
+	pos  int64       // position of the next read
+	// pastEnd is set while a stored position lies past the end of the
+	// file, which is waited for (as Kafka does) rather than taken for a
+	// truncation.
+	pastEnd bool
+	buf     []byte
 }
+
+// startOver reports that path no longer holds what the task has read: the
+// file was truncated, or replaced by another one, which is read from its
+// start.
+type startOver struct{ why string }
+
+func (e *startOver) Error() string { return e.why }
 
 // openFileInput opens path and seeks to pos. The error names the path. A
 // position past the end of the file is kept, as Kafka keeps it: the task
@@ -395,16 +419,31 @@ func openFileInput(path string, pos int64) (*fileInput, error) {
 			return nil, fmt.Errorf("seek source file %s to position %d: %w", path, pos, err)
 		}
 	}
-	return &fileInput{f: f, buf: make([]byte, readChunk)}, nil
+	return &fileInput{path: path, f: f, info: st, pos: pos, pastEnd: pos > st.Size(), buf: make([]byte, readChunk)}, nil
 }
 
 func (in *fileInput) read() ([]byte, error) {
 	n, err := in.f.Read(in.buf)
-	if errors.Is(err, io.EOF) {
-		// The end for now; appended lines come with a later read.
-		return in.buf[:n], nil
+	in.pos += int64(n)
+	if n > 0 || !errors.Is(err, io.EOF) {
+		return in.buf[:n], err
 	}
-	return in.buf[:n], err
+	// The end for now; appended lines come with a later read, unless
+	// path no longer leads to them. A deleted file is waited for: its
+	// successor is a replacement.
+	st, err := os.Stat(in.path)
+	if err != nil {
+		return nil, nil
+	}
+	switch {
+	case !os.SameFile(st, in.info):
+		return nil, &startOver{why: "source file was replaced"}
+	case st.Size() >= in.pos:
+		in.pastEnd = false
+	case !in.pastEnd:
+		return nil, &startOver{why: "source file was truncated"}
+	}
+	return nil, nil
 }
 
 func (in *fileInput) close() error { return in.f.Close() }

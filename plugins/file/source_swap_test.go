@@ -1,0 +1,95 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A file truncated while the task follows it (copytruncate log rotation) is
+// read again from its start: the lines written after the truncation arrive,
+// with positions in the new content.
+func TestSourceRereadsATruncatedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "first\nsecond\n")
+	task := startSource(t, &fakeSourceContext{}, map[string]string{"file": path, "topic": "t"})
+	pollN(t, task, 2)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, "c\nd\n")
+	recs := pollN(t, task, 2)
+	if got := values(recs); !equal(got, []string{"c", "d"}) {
+		t.Fatalf("after truncation: %q, want [c d]", got)
+	}
+	if got := positions(recs); !equal(got, []int64{2, 4}) {
+		t.Fatalf("positions %v, want [2 4]", got)
+	}
+	if recs := poll(t, task, 150*time.Millisecond); len(recs) != 0 {
+		t.Fatalf("extra records %q", values(recs))
+	}
+}
+
+// A file renamed away and replaced by a new one (log rotation) is read to
+// its end, and then the new file is read from its start.
+func TestSourceFollowsAReplacedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in.txt")
+	appendFile(t, path, "a\n")
+	task := startSource(t, &fakeSourceContext{}, map[string]string{"file": path, "topic": "t"})
+	pollN(t, task, 1)
+	appendFile(t, path, "b\n")
+	if err := os.Rename(path, filepath.Join(dir, "in.txt.1")); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, "new\n")
+	recs := pollN(t, task, 2)
+	if got := values(recs); !equal(got, []string{"b", "new"}) {
+		t.Fatalf("across the replacement: %q, want [b new]", got)
+	}
+	if got := positions(recs); !equal(got, []int64{4, 4}) {
+		t.Fatalf("positions %v, want [4 4]", got)
+	}
+	if recs := poll(t, task, 150*time.Millisecond); len(recs) != 0 {
+		t.Fatalf("extra records %q", values(recs))
+	}
+}
+
+// A file deleted while the task follows it is waited for, without an error,
+// and read from its start once it is created again.
+func TestSourceWaitsForADeletedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "old\n")
+	task := startSource(t, &fakeSourceContext{}, map[string]string{"file": path, "topic": "t"})
+	pollN(t, task, 1)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if recs := poll(t, task, 150*time.Millisecond); len(recs) != 0 {
+		t.Fatalf("records from a deleted file: %q", values(recs))
+	}
+	appendFile(t, path, "again\n")
+	recs := pollN(t, task, 1)
+	if recs[0].Value != "again" || recs[0].SourceOffset[positionField] != int64(6) {
+		t.Fatalf("record %q at %v, want \"again\" at 6", recs[0].Value, recs[0].SourceOffset)
+	}
+}
+
+// A stored position past the end of the file (truncated or replaced while
+// the worker was down) is kept, as Kafka keeps it: the task reads nothing
+// until the file grows past it.
+func TestSourceStoredPositionPastTheEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "ab\n")
+	tc := &fakeSourceContext{offsets: map[string]map[string]any{path: {positionField: int64(6)}}}
+	task := startSource(t, tc, map[string]string{"file": path, "topic": "t"})
+	if recs := poll(t, task, 150*time.Millisecond); len(recs) != 0 {
+		t.Fatalf("records before the stored position: %q", values(recs))
+	}
+	appendFile(t, path, "cd\nef\n")
+	recs := pollN(t, task, 1)
+	if recs[0].Value != "ef" || recs[0].SourceOffset[positionField] != int64(9) {
+		t.Fatalf("record %q at %v, want \"ef\" at 9", recs[0].Value, recs[0].SourceOffset)
+	}
+}
