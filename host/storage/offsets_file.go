@@ -202,6 +202,14 @@ func writeFileAtomic(path string, raw []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
+	// The temporary file is created private; the file it replaces keeps
+	// the permissions an operator gave it.
+	if st, err := os.Stat(path); err == nil {
+		if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+			tmp.Close()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
 	if _, err := tmp.Write(raw); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
