@@ -44,7 +44,9 @@ type offsetFileEntry struct {
 // OpenFileOffsetStore loads the file; a missing or empty file means no offsets.
 func OpenFileOffsetStore(path string) (*FileOffsetStore, error) {
 	s := &FileOffsetStore{path: path, data: map[string]map[string][]byte{}}
-	removeStaleTemps(path)
+	if target, err := resolveLinks(path); err == nil {
+		removeStaleTemps(target)
+	}
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(raw) == 0) {
 		return s, nil
@@ -192,19 +194,24 @@ func writeOffsetFile(path string, data map[string]map[string][]byte) error {
 }
 
 // writeFileAtomic replaces path with raw: temp file, fsync, rename, dir fsync.
+// A path that is a symbolic link is written where the link points.
 func writeFileAtomic(path string, raw []byte) error {
-	dir := filepath.Dir(path)
+	target, err := resolveLinks(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	dir := filepath.Dir(target)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
+	tmp, err := os.CreateTemp(dir, tempPrefix(target)+"*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
 	// The temporary file is created private; the file it replaces keeps
 	// the permissions an operator gave it.
-	if st, err := os.Stat(path); err == nil {
+	if st, err := os.Stat(target); err == nil {
 		if err := tmp.Chmod(st.Mode().Perm()); err != nil {
 			tmp.Close()
 			return fmt.Errorf("write %s: %w", path, err)
@@ -221,7 +228,7 @@ func writeFileAtomic(path string, raw []byte) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	if d, err := os.Open(dir); err == nil {
@@ -229,4 +236,31 @@ func writeFileAtomic(path string, raw []byte) error {
 		d.Close()
 	}
 	return nil
+}
+
+// resolveLinks follows symbolic links from path to the file they lead to,
+// which need not exist yet, so that renaming a new file over it replaces
+// that file and leaves the links (to a mounted volume, say) in place.
+func resolveLinks(path string) (string, error) {
+	for range 40 {
+		st, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", fmt.Errorf("resolve %s: too many levels of symbolic links", path)
 }
