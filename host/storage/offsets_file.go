@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,10 @@ type offsetFileEntry struct {
 	Value string `json:"value"`
 }
 
+// javaStreamMagic opens every Java object stream, such as the offsets file
+// of Kafka Connect's FileOffsetBackingStore.
+var javaStreamMagic = []byte{0xac, 0xed}
+
 // OpenFileOffsetStore loads the file; a missing or empty file means no offsets.
 func OpenFileOffsetStore(path string) (*FileOffsetStore, error) {
 	s := &FileOffsetStore{path: path, data: map[string]map[string][]byte{}}
@@ -53,6 +58,9 @@ func OpenFileOffsetStore(path string) (*FileOffsetStore, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read offsets file: %w", err)
+	}
+	if bytes.HasPrefix(raw, javaStreamMagic) {
+		return nil, fmt.Errorf("offsets file %s is Kafka Connect's Java serialization, which Sluice does not read; give Sluice a new offset.storage.file.filename (its connectors then start without offsets) or move the offsets with PATCH /connectors/{name}/offsets", path)
 	}
 	var f offsetFile
 	if err := json.Unmarshal(raw, &f); err != nil {
