@@ -610,20 +610,23 @@ func (p *headerParser) object() (parsed, error) {
 		if vs != nil {
 			s.ValueSchema = vs
 		}
-		for i := range entries {
-			k, err := alignTo(ks, entries[i].Key)
+		// Converted keys go into a new map, as in Kafka, so keys that have
+		// become equal (00 and 1970-01-01 as dates) are one entry.
+		aligned := make(data.Map, 0, len(entries))
+		for _, e := range entries {
+			k, err := alignTo(ks, e.Key)
 			if err != nil {
 				return parsed{}, err
 			}
-			entries[i].Key = k
+			v := e.Value
 			if vs != nil {
-				v, err := alignTo(vs, entries[i].Value)
-				if err != nil {
+				if v, err = alignTo(vs, v); err != nil {
 					return parsed{}, err
 				}
-				entries[i].Value = v
 			}
+			aligned = putEntry(aligned, k, v)
 		}
+		entries = aligned
 	}
 	// String keys make a map[string]any, as everywhere in the data model.
 	m := make(map[string]any, len(entries))

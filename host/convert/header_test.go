@@ -268,3 +268,32 @@ func TestSimpleHeaderJavaCalendar(t *testing.T) {
 		}
 	}
 }
+
+// TestSimpleHeaderParseMapKeysAligned checks that map keys that become
+// equal once converted to their common schema (or are equal instants) are
+// one entry, keeping the first one's position and the last one's value, as
+// Kafka 4.4's SimpleHeaderConverter reads them into a LinkedHashMap.
+func TestSimpleHeaderParseMapKeysAligned(t *testing.T) {
+	day := func(ms int64) time.Time { return timeUTC(ms) }
+	for _, tc := range []struct {
+		in   string
+		want data.Map
+	}{
+		{`{2000-02-29:"a",00:"b",1970-01-01:"c",-129:"d"}`,
+			data.Map{{Key: day(951782400000), Value: "a"}, {Key: day(0), Value: "c"}, {Key: day(-129 * msPerDay), Value: "d"}}},
+		{`{2024-01-15T00:00:00.000Z:"a",1:"b","2024-01-15":"c"}`,
+			data.Map{{Key: day(1705276800000), Value: "c"}, {Key: day(1), Value: "b"}}},
+	} {
+		_, v, err := SimpleHeaderConverter{}.ToConnectHeader("t", "k", []byte(tc.in))
+		m, ok := v.(data.Map)
+		if err != nil || !ok || len(m) != len(tc.want) {
+			t.Errorf("%s read as %#v, %v; want %d entries", tc.in, v, err, len(tc.want))
+			continue
+		}
+		for i := range m {
+			if !data.ValueEqual(m[i].Key, tc.want[i].Key) || m[i].Value != tc.want[i].Value {
+				t.Errorf("%s entry %d = %v:%v, want %v:%v", tc.in, i, m[i].Key, m[i].Value, tc.want[i].Key, tc.want[i].Value)
+			}
+		}
+	}
+}

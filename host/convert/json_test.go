@@ -555,3 +555,34 @@ func TestJSONDecimalScaleParameter(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONMapLogicalKeysDeduplicated checks that map entries whose keys are
+// equal instants or equal decimals are one entry holding the last value, as
+// in the Java HashMap Kafka's JsonConverter reads into.
+func TestJSONMapLogicalKeysDeduplicated(t *testing.T) {
+	c := newTestJSON(nil)
+	for _, tc := range []struct {
+		keys, payload string
+		want          data.Map
+	}{
+		{`{"type":"int64","optional":false,"name":"org.apache.kafka.connect.data.Timestamp","version":1}`,
+			`[[5,"a"],[6,"b"],[5,"c"]]`,
+			data.Map{{Key: timeUTC(5), Value: "c"}, {Key: timeUTC(6), Value: "b"}}},
+		{`{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"1"}}`,
+			`[["AQ==","a"],[0.1,"b"],["Ag==","c"]]`,
+			data.Map{{Key: dec(1, 1), Value: "b"}, {Key: dec(2, 1), Value: "c"}}},
+	} {
+		in := `{"schema":{"type":"map","keys":` + tc.keys + `,"values":{"type":"string","optional":false},"optional":false},"payload":` + tc.payload + `}`
+		_, v, err := c.ToConnectData("t", nil, []byte(in))
+		m, ok := v.(data.Map)
+		if err != nil || !ok || len(m) != len(tc.want) {
+			t.Errorf("%s read as %#v, %v; want %v", tc.payload, v, err, tc.want)
+			continue
+		}
+		for i := range m {
+			if !data.ValueEqual(m[i].Key, tc.want[i].Key) || m[i].Value != tc.want[i].Value {
+				t.Errorf("%s entry %d = %v:%v, want %v:%v", tc.payload, i, m[i].Key, m[i].Value, tc.want[i].Key, tc.want[i].Value)
+			}
+		}
+	}
+}

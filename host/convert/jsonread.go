@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
@@ -282,13 +283,27 @@ func (c *JSONConverter) readMap(s *data.Schema, n *jnode) (any, error) {
 	return out, nil
 }
 
-// putEntry adds an entry to a Map, replacing the value of an equal key of a
-// comparable primitive type in place, as Java's HashMap.put does.
+// putEntry adds an entry to a Map, replacing the value of an equal key in
+// place, as Java's HashMap.put does. Keys are equal as Java's equals has
+// them for the types it compares by value: primitives, instants
+// (Date.equals) and decimals of the same value and scale
+// (BigDecimal.equals).
 func putEntry(m data.Map, k, v any) data.Map {
-	switch k.(type) {
+	var eq func(any) bool
+	switch x := k.(type) {
 	case int8, int16, int32, int64, float32, float64, bool, string:
+		eq = func(o any) bool { return o == k }
+	case time.Time:
+		eq = func(o any) bool { t, ok := o.(time.Time); return ok && t.Equal(x) }
+	case data.Decimal:
+		eq = func(o any) bool {
+			d, ok := o.(data.Decimal)
+			return ok && d.Scale == x.Scale && d.Unscaled != nil && x.Unscaled != nil && d.Unscaled.Cmp(x.Unscaled) == 0
+		}
+	}
+	if eq != nil {
 		for i := range m {
-			if m[i].Key == k {
+			if eq(m[i].Key) {
 				m[i].Value = v
 				return m
 			}
