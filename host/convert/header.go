@@ -728,7 +728,11 @@ func alignTo(to *data.Schema, v any) (any, error) {
 			return timeUTC(int64(int32(n)) * msPerDay), nil
 		}
 		if to.Name == data.TimeName {
-			return timeUTC(int64(int32(n))), nil
+			// Time.toLogical's range check, which fails the whole parse.
+			if ms := int32(n); ms >= 0 && ms <= msPerDay {
+				return timeUTC(int64(ms)), nil
+			}
+			return nil, headerSyntax("Time values must use number of milliseconds greater than 0 and less than 86400000")
 		}
 		return timeUTC(n), nil
 	case data.DecimalName:

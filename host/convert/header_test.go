@@ -297,3 +297,25 @@ func TestSimpleHeaderParseMapKeysAligned(t *testing.T) {
 		}
 	}
 }
+
+// TestSimpleHeaderParseTimeRange checks that a number aligned to a Time
+// must lie in [0, 86400000], as Kafka's Time.toLogical requires: out of
+// range, the conversion fails and the whole text reads as a string.
+func TestSimpleHeaderParseTimeRange(t *testing.T) {
+	for _, in := range []string{
+		`[-128,12:00:00.000Z]`,
+		`[86400001,12:00:00.000Z]`,
+		`{"k0":-128,"k1":12:00:00.000Z}`,
+		`{-128:"v",12:00:00.000Z:"v"}`,
+	} {
+		s, v, err := SimpleHeaderConverter{}.ToConnectHeader("t", "k", []byte(in))
+		if err != nil || !data.SchemaEqual(s, data.StringSchema) || v != in {
+			t.Errorf("%s read as %v %#v, %v; want the string", in, s, v, err)
+		}
+	}
+	s, v, err := SimpleHeaderConverter{}.ToConnectHeader("t", "k", []byte(`[0,86400000,12:00:00.000Z]`))
+	want := []any{timeUTC(0), timeUTC(msPerDay), timeUTC(12 * 3600 * 1000)}
+	if err != nil || s.ValueSchema == nil || s.ValueSchema.Name != data.TimeName || !data.ValueEqual(v, want) {
+		t.Errorf("times in range read as %v %#v, %v", s, v, err)
+	}
+}
