@@ -1,6 +1,10 @@
 package main
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+)
 
 // lineSplitter cuts a byte stream into lines and knows the stream position
 // after each one, which is what the source records as its offset.
@@ -66,3 +70,54 @@ func (s *lineSplitter) next() (line []byte, end int64, ok bool) {
 
 // pending is the number of bytes held that belong to no complete line yet.
 func (s *lineSplitter) pending() int { return len(s.buf) - s.start }
+
+// javaUTF8 decodes a line as Java's UTF-8 decoder does with malformed input
+// replaced (Kafka's task reads through an InputStreamReader): valid text is
+// kept as it is, and each ill-formed sequence becomes one U+FFFD, its length
+// being what that decoder reports (malformedLen).
+func javaUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	sb.Grow(len(b) + 8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r != utf8.RuneError || n > 1 {
+			sb.Write(b[:n])
+			b = b[n:]
+			continue
+		}
+		sb.WriteRune(utf8.RuneError)
+		b = b[malformedLen(b):]
+	}
+	return sb.String()
+}
+
+// malformedLen is how many bytes at the start of b, which are not valid
+// UTF-8, Java's decoder takes as one malformed sequence: the bytes that could
+// still begin a valid sequence (so a sequence cut short is one U+FFFD), at
+// least one; and a whole encoded surrogate, which Java decodes before
+// rejecting it.
+func malformedLen(b []byte) int {
+	cont := func(i int) bool { return i < len(b) && b[i]&0xc0 == 0x80 }
+	switch b1 := b[0]; {
+	case b1 >= 0xe0 && b1 <= 0xef:
+		if !cont(1) || (b1 == 0xe0 && b[1] < 0xa0) {
+			return 1
+		}
+		if !cont(2) {
+			return 2
+		}
+		return 3 // a surrogate, U+D800 to U+DFFF
+	case b1 >= 0xf0 && b1 <= 0xf4:
+		if !cont(1) || (b1 == 0xf0 && b[1] < 0x90) || (b1 == 0xf4 && b[1] > 0x8f) {
+			return 1
+		}
+		if !cont(2) {
+			return 2
+		}
+		return 3
+	}
+	return 1
+}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -342,10 +341,7 @@ func (t *SourceTask) readBatch() ([]*data.SourceRecord, error) {
 func (t *SourceTask) record(line []byte, end int64, ts time.Time) *data.SourceRecord {
 	// STRING values are text: bytes that are not UTF-8 become U+FFFD, as
 	// Kafka's UTF-8 reader makes them.
-	s := string(line)
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
+	s := javaUTF8(line)
 	r := &data.SourceRecord{
 		Record: data.Record{
 			Topic: t.topic, Partition: data.NoPartition,

@@ -341,7 +341,7 @@ func TestSourceInvalidUTF8(t *testing.T) {
 	appendFile(t, path, "ok\xff\xfe!\n")
 	task := startSource(t, &fakeSourceContext{}, map[string]string{"file": path, "topic": "t"})
 	recs := pollN(t, task, 1)
-	if recs[0].Value != "ok\uFFFD!" {
+	if recs[0].Value != "ok\uFFFD\uFFFD!" {
 		t.Fatalf("value %q", recs[0].Value)
 	}
 	if recs[0].SourceOffset[positionField] != int64(6) {
