@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"encoding/hex"
 	"math"
 	"testing"
 
@@ -263,5 +264,37 @@ func TestConvertersPassRawThrough(t *testing.T) {
 	sc, _ := NewStringConverter("UTF-16")
 	if b, err := sc.FromConnectData("t", nil, data.Int32Schema, raw); err != nil || !bytes.Equal(b, raw) {
 		t.Errorf("StringConverter: FromConnectData(raw) = %x, %v", b, err)
+	}
+}
+
+// TestStringConverterMalformedUTF16 checks that malformed UTF-16 decodes as
+// Java's decoder has it (expected strings from Kafka 4.4's StringConverter
+// on Java 17): a high surrogate not followed by a low one is replaced along
+// with the unit after it, a lone low surrogate alone, and bytes left over at
+// the end (an odd byte, or a high surrogate with too little after it) by one
+// U+FFFD in all.
+func TestStringConverterMalformedUTF16(t *testing.T) {
+	for _, tc := range []struct {
+		enc, in, want string
+	}{
+		{"UTF-16", "d8fe41", "\uFFFD"},
+		{"UTF-16", "d8d841d87f4100de", "\uFFFD\u7f41\u00de"},
+		{"UTF-16", "d83dffd8ae", "\uFFFD\uFFFD"},
+		{"UTF-16", "dcfe80d8fe7fd8d800", "\uFFFD\u80d8\ufe7f\uFFFD"},
+		{"UTF-16", "80d8d8ff3d00d8", "\u80d8\uFFFD\uFFFD"},
+		{"UTF-16", "fffeded8417f", "\uFFFD"},
+		{"UTF-16BE", "d83dde00", "😀"},
+		{"UTF-16LE", "7fd880", "\uFFFD"},
+		{"UTF-16LE", "d8d8dcff7f", "\uFFFD\uFFFD"},
+		{"UTF-16LE", "7ffe5bdc41d841", "\ufe7f\uFFFD\uFFFD"},
+	} {
+		c, err := NewStringConverter(tc.enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := hex.DecodeString(tc.in)
+		if _, v, _ := c.ToConnectData("t", nil, in); v != tc.want {
+			t.Errorf("%s: decode %s = %+q, want %+q", tc.enc, tc.in, v, tc.want)
+		}
 	}
 }

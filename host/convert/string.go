@@ -199,17 +199,48 @@ func (c *StringConverter) decode(b []byte) string {
 			b, little = b[2:], true
 		}
 	}
-	units := make([]uint16, 0, len(b)/2)
-	for i := 0; i+1 < len(b); i += 2 {
+	return decodeUTF16(b, little)
+}
+
+// decodeUTF16 decodes UTF-16 as Java's decoder does, replacing what is
+// malformed with U+FFFD: a high surrogate not followed by a low one
+// together with the unit after it, a lone low surrogate alone, and the
+// bytes left at the end (an odd byte, or a high surrogate with fewer than
+// two bytes after it) once.
+func decodeUTF16(b []byte, little bool) string {
+	unit := func(i int) rune {
 		if little {
-			units = append(units, binary.LittleEndian.Uint16(b[i:]))
-		} else {
-			units = append(units, binary.BigEndian.Uint16(b[i:]))
+			return rune(binary.LittleEndian.Uint16(b[i:]))
+		}
+		return rune(binary.BigEndian.Uint16(b[i:]))
+	}
+	var sb strings.Builder
+	sb.Grow(len(b))
+	i := 0
+	for i+1 < len(b) {
+		u := unit(i)
+		switch {
+		case utf16.IsSurrogate(u) && u < 0xdc00: // high surrogate
+			if i+3 >= len(b) {
+				sb.WriteRune(utf8.RuneError) // too little left: the rest is one
+				return sb.String()
+			}
+			if lo := unit(i + 2); lo >= 0xdc00 && lo <= 0xdfff {
+				sb.WriteRune(utf16.DecodeRune(u, lo))
+			} else {
+				sb.WriteRune(utf8.RuneError)
+			}
+			i += 4
+		case utf16.IsSurrogate(u): // lone low surrogate
+			sb.WriteRune(utf8.RuneError)
+			i += 2
+		default:
+			sb.WriteRune(u)
+			i += 2
 		}
 	}
-	s := string(utf16.Decode(units))
-	if len(b)%2 == 1 {
-		s += string(utf8.RuneError)
+	if i < len(b) {
+		sb.WriteRune(utf8.RuneError)
 	}
-	return s
+	return sb.String()
 }
