@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // FileOffsetStore keeps source offsets in one local file
@@ -239,11 +240,28 @@ func writeFileAtomic(path string, raw []byte) error {
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
+	// Without the directory synced the rename may not survive a crash,
+	// so the offsets are not known to be stored. A file system that does
+	// not support syncing a directory (EINVAL, ENOTSUP) is taken as it is:
+	// nothing more can be done there.
+	if err := syncDir(dir); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("sync directory of %s: %w", path, err)
 	}
 	return nil
+}
+
+// syncDir makes the entries of dir durable. A variable, so tests can make it
+// fail.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // resolveLinks follows symbolic links from path to the file they lead to,
