@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,5 +93,54 @@ func TestSourceStoredPositionPastTheEnd(t *testing.T) {
 	recs := pollN(t, task, 1)
 	if recs[0].Value != "ef" || recs[0].SourceOffset[positionField] != int64(9) {
 		t.Fatalf("record %q at %v, want \"ef\" at 9", recs[0].Value, recs[0].SourceOffset)
+	}
+}
+
+// Restarting from the offset of any record emitted, even one that ended a
+// batch with more lines already read behind it, gives every later line
+// exactly once: the stored position counts the bytes of emitted lines only.
+func TestSourceRestartFromEveryBatchEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	var want []string
+	for i := range 25 {
+		line := strings.Repeat("é", i%4) + string(rune('a'+i))
+		want = append(want, line)
+		term := "\n"
+		switch i % 3 {
+		case 1:
+			term = "\r\n"
+		case 2:
+			term = "\r"
+		}
+		appendFile(t, path, line+term)
+	}
+	appendFile(t, path, "partial")
+	props := map[string]string{"file": path, "topic": "t", "batch.size": "4"}
+	var got []string
+	var stored map[string]any
+	for len(got) < len(want) {
+		tc := &fakeSourceContext{offsets: map[string]map[string]any{path: stored}}
+		task := startSource(t, tc, props)
+		recs := poll(t, task, 2*time.Second)
+		if len(recs) == 0 || len(recs) > 4 {
+			t.Fatalf("after %d lines: a batch of %d records, want 1 to 4", len(got), len(recs))
+		}
+		got = append(got, values(recs)...)
+		stored = recs[len(recs)-1].SourceOffset
+		if err := task.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !equal(got, want) {
+		t.Fatalf("lines across restarts:\n got %q\nwant %q", got, want)
+	}
+	tc := &fakeSourceContext{offsets: map[string]map[string]any{path: stored}}
+	task := startSource(t, tc, props)
+	if recs := poll(t, task, 150*time.Millisecond); len(recs) != 0 {
+		t.Fatalf("records past the last line: %q", values(recs))
+	}
+	appendFile(t, path, " done\n")
+	if recs := pollN(t, task, 1); recs[0].Value != "partial done" {
+		t.Fatalf("completed last line %q", recs[0].Value)
 	}
 }
