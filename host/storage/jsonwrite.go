@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -14,9 +15,12 @@ import (
 // schemas.enable=false), so the writer here follows Jackson's compact output:
 // no whitespace, '"' and '\' escaped, the controls \b \t \n \f \r in their
 // short form and the other controls below U+0020 as \u00XX with upper-case
-// hex, and everything else — DEL, non-ASCII, U+2028/U+2029, '<', '>', '&' —
-// as plain UTF-8. encoding/json differs on the last group, and for an offsets
-// key a single differing byte means a Java worker looks up a different key.
+// hex, a character beyond U+FFFF as the \uXXXX escapes of its two UTF-16
+// surrogates (Jackson writes a Java string's chars one by one and escapes a
+// surrogate), and everything else — DEL, other non-ASCII, U+2028/U+2029,
+// '<', '>', '&' — as plain UTF-8. encoding/json differs on the last two
+// groups, and for an offsets key a single differing byte means a Java worker
+// looks up a different key.
 
 const upperHex = "0123456789ABCDEF"
 
@@ -28,9 +32,14 @@ func appendJSONString(b []byte, s string) []byte {
 		c := s[0]
 		if c >= utf8.RuneSelf {
 			r, n := utf8.DecodeRuneInString(s)
-			if r == utf8.RuneError && n == 1 {
+			switch {
+			case r == utf8.RuneError && n == 1:
 				b = utf8.AppendRune(b, utf8.RuneError)
-			} else {
+			case r > 0xFFFF:
+				hi, lo := utf16.EncodeRune(r)
+				b = appendUnicodeEscape(b, hi)
+				b = appendUnicodeEscape(b, lo)
+			default:
 				b = append(b, s[:n]...)
 			}
 			s = s[n:]
@@ -57,6 +66,11 @@ func appendJSONString(b []byte, s string) []byte {
 		s = s[1:]
 	}
 	return append(b, '"')
+}
+
+// appendUnicodeEscape appends \uXXXX for a UTF-16 unit, in upper-case hex.
+func appendUnicodeEscape(b []byte, u rune) []byte {
+	return append(b, '\\', 'u', upperHex[u>>12&0xf], upperHex[u>>8&0xf], upperHex[u>>4&0xf], upperHex[u&0xf])
 }
 
 // appendCanonical appends a value decoded with json.Decoder.UseNumber:
