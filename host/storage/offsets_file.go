@@ -10,8 +10,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,13 +36,31 @@ type FileOffsetStore struct {
 }
 
 type offsetFile struct {
-	Version int               `json:"version"`
+	Version *int              `json:"version"` // nil: not an offsets file
 	Offsets []offsetFileEntry `json:"offsets"`
 }
 
 type offsetFileEntry struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+}
+
+// offsetFileShape describes the file for errors about its content.
+const offsetFileShape = `{"version":1,"offsets":[{"key":"<offsets topic key>","value":"<offset>"},...]}`
+
+// jsonKindOf names the JSON value a Go type is read from.
+func jsonKindOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "a number"
+	}
+	return t.String()
 }
 
 // javaStreamMagic opens every Java object stream, such as the offsets file
@@ -65,10 +85,21 @@ func OpenFileOffsetStore(path string) (*FileOffsetStore, error) {
 	}
 	var f offsetFile
 	if err := json.Unmarshal(raw, &f); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			where := "the file"
+			if te.Field != "" {
+				where = strconv.Quote(te.Field)
+			}
+			return nil, fmt.Errorf("offsets file %s: %s holds a JSON %s, want %s (the file is %s)", path, where, te.Value, jsonKindOf(te.Type), offsetFileShape)
+		}
 		return nil, fmt.Errorf("offsets file %s is corrupt: %w", path, err)
 	}
-	if f.Version != 1 {
-		return nil, fmt.Errorf("offsets file %s: unsupported version %d", path, f.Version)
+	if f.Version == nil {
+		return nil, fmt.Errorf("offsets file %s: no \"version\"; it is not an offsets file written by Sluice (%s)", path, offsetFileShape)
+	}
+	if *f.Version != 1 {
+		return nil, fmt.Errorf("offsets file %s: unsupported version %d", path, *f.Version)
 	}
 	for _, e := range f.Offsets {
 		conn, part, err := ParseOffsetKey([]byte(e.Key))
@@ -189,7 +220,8 @@ func (s *FileOffsetStore) Set(_ context.Context, connector string, entries []Off
 
 // writeOffsetFile writes data, every connector's offsets, to path.
 func writeOffsetFile(path string, data map[string]map[string][]byte) error {
-	f := offsetFile{Version: 1, Offsets: []offsetFileEntry{}}
+	version := 1
+	f := offsetFile{Version: &version, Offsets: []offsetFileEntry{}}
 	for _, c := range slices.Sorted(maps.Keys(data)) {
 		for _, p := range slices.Sorted(maps.Keys(data[c])) {
 			f.Offsets = append(f.Offsets, offsetFileEntry{Key: string(OffsetKey(c, []byte(p))), Value: string(data[c][p])})
