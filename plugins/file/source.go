@@ -390,8 +390,16 @@ func (e *startOver) Error() string { return e.why }
 
 // openFileInput opens path and seeks to pos. The error names the path. A
 // position past the end of the file is kept, as Kafka keeps it: the task
-// reads nothing until the file grows past it.
-func openFileInput(path string, pos int64) (*fileInput, error) {
+// reads nothing until the file grows past it. A named pipe is read as
+// pipeInput.
+func openFileInput(path string, pos int64) (input, error) {
+	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		in, err := openPipeInput(path, pos)
+		if err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open source file: %w", err)
@@ -443,6 +451,50 @@ func (in *fileInput) read() ([]byte, error) {
 }
 
 func (in *fileInput) close() error { return in.f.Close() }
+
+// pipeInput reads a named pipe, which is how live input reaches a source
+// task (its standard input is /dev/null). The pipe is opened without
+// blocking, as opening it for reading would wait for a writer, and a read
+// waits at most a moment for data, so Poll keeps to its deadline and Stop
+// finds it. Writers may come and go: no writer is "no more yet".
+type pipeInput struct {
+	f   *os.File
+	buf []byte
+}
+
+// pipeReadWait is how long a read of a pipe waits for data.
+const pipeReadWait = time.Millisecond
+
+func openPipeInput(path string, pos int64) (*pipeInput, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open source file: %w", err)
+	}
+	if pos > 0 {
+		// Seeking a pipe fails, and skipping that many bytes of what
+		// is written next would drop bytes the task never read.
+		pluginsdk.Logger().Warn("the source file is a named pipe, which cannot go back to a stored position; reading what is written from now on",
+			"file", path, "position", pos)
+	}
+	return &pipeInput{f: f, buf: make([]byte, readChunk)}, nil
+}
+
+func (in *pipeInput) read() ([]byte, error) {
+	if err := in.f.SetReadDeadline(time.Now().Add(pipeReadWait)); err != nil {
+		return nil, fmt.Errorf("read %s: %w", in.f.Name(), err)
+	}
+	n, err := in.f.Read(in.buf)
+	if n > 0 {
+		return in.buf[:n], nil
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, io.EOF) {
+		// Nothing written yet, or no writer now: a later one brings more.
+		return nil, nil
+	}
+	return nil, err
+}
+
+func (in *pipeInput) close() error { return in.f.Close() }
 
 // streamInput reads a stream whose reads block (standard input). A goroutine
 // does the blocking reads and hands chunks over, so Poll never blocks past
