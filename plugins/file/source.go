@@ -429,8 +429,12 @@ func openFileInput(path string, pos int64) (input, error) {
 func (in *fileInput) read() ([]byte, error) {
 	n, err := in.f.Read(in.buf)
 	in.pos += int64(n)
-	if n > 0 || !errors.Is(err, io.EOF) {
-		return in.buf[:n], err
+	if n > 0 {
+		// An error with the bytes comes again with the next read.
+		return in.buf[:n], nil
+	}
+	if !errors.Is(err, io.EOF) {
+		return nil, err
 	}
 	// The end for now; appended lines come with a later read, unless
 	// path no longer leads to them. A deleted file is waited for: its
