@@ -56,7 +56,16 @@ type joined struct {
 }
 
 func (m *Member) loop(ctx context.Context) error {
-	s := &session{generation: -1, lastCompleted: -1, protocol: m.cfg.Protocol}
+	// A Run after one that ended with the membership lost (ErrFatal: the
+	// herder runs the member again after a backoff) joins under the id it
+	// kept, as the loop itself does after a loss: the coordinator may still
+	// count that member in the rebalance in progress, and would hold the
+	// others until its session expired. An id it no longer knows gets
+	// UNKNOWN_MEMBER_ID, and the member joins afresh then.
+	m.mu.Lock()
+	kept := m.keptID
+	m.mu.Unlock()
+	s := &session{generation: -1, lastCompleted: -1, protocol: m.cfg.Protocol, memberID: kept}
 	reason := "joining"
 	for {
 		if err := ctx.Err(); err != nil {

@@ -1,0 +1,83 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A member whose JoinGroup the group refuses for good (here: an ACL that
+// no longer lets it in) returns ErrFatal from Run, but the coordinator
+// still counts it among the members of the rebalance in progress. The
+// herder runs it again after a backoff; that Run must join under the id
+// the coordinator knows, or the others wait for the old member's session
+// (10 s here) before the rebalance completes.
+func TestRunAfterFatalRejoinsUnderTheKeptID(t *testing.T) {
+	e, ws := silentCoordinatorGroup(t, map[string]int{"c1": 1, "c2": 1})
+	victim, other := ws[1], ws[0]
+	id := victim.m.Status().MemberID
+	gen := other.m.Status().Generation
+
+	var refused atomic.Bool
+	var mu sync.Mutex
+	var after []string // member ids of the JoinGroups after the refusal
+	e.c.ControlKey(int16(kmsg.JoinGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		e.c.KeepControl()
+		jr := req.(*kmsg.JoinGroupRequest)
+		jr.SessionTimeoutMillis = millis(10 * time.Second)
+		if refused.Load() {
+			mu.Lock()
+			after = append(after, jr.MemberID)
+			mu.Unlock()
+			return nil, nil, false
+		}
+		if jr.MemberID != id {
+			return nil, nil, false
+		}
+		refused.Store(true)
+		resp := jr.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		resp.Generation = -1
+		return resp, nil, true
+	})
+	victim.m.Rejoin("a connector was created")
+	var err error
+	select {
+	case err = <-victim.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the group refused the member")
+	}
+	if !errors.Is(err, ErrFatal) {
+		t.Fatalf("Run returned %v, want ErrFatal", err)
+	}
+
+	// As the herder does after its backoff.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // runs before the harness's own cleanup reads w.done
+	go func() { victim.done <- victim.m.Run(ctx) }()
+	rerun := time.Now()
+	waitFor(t, 5*time.Second, "the group to complete the rebalance with both members", func() bool {
+		st := other.m.Status()
+		return st.Generation > gen && !st.Rebalancing && !victim.m.Status().Rebalancing
+	})
+	t.Logf("the rebalance completed %v after Run started again", time.Since(rerun).Round(time.Millisecond))
+	mu.Lock()
+	got := append([]string(nil), after...)
+	mu.Unlock()
+	found := false
+	for _, m := range got {
+		found = found || m == id
+	}
+	if !found {
+		t.Fatalf("no JoinGroup after the refusal carried the kept id %q (ids: %q)", id, got)
+	}
+	if st := victim.m.Status(); st.MemberID != id {
+		t.Fatalf("member id %q after running again, want the kept %q", st.MemberID, id)
+	}
+}
