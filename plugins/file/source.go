@@ -111,7 +111,14 @@ func (c *SourceConnector) NewTask() pluginsdk.SourceTask { return &SourceTask{} 
 // stored position, and UNSUPPORTED for standard input, which has no
 // position to go back to.
 func (c *SourceConnector) ExactlyOnceSupport(_ context.Context, props map[string]string) (pluginsdk.ExactlyOnce, error) {
-	if strings.TrimSpace(props[fileKey]) == "" {
+	path := strings.TrimSpace(props[fileKey])
+	if path == "" {
+		return pluginsdk.ExactlyOnceUnsupported, nil
+	}
+	// Nor has a named pipe. The answer is for the file as it is now, on
+	// this host; one that does not exist yet is taken to be a plain file,
+	// Kafka's answer.
+	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
 		return pluginsdk.ExactlyOnceUnsupported, nil
 	}
 	return pluginsdk.ExactlyOnceSupported, nil
@@ -162,6 +169,32 @@ func positionOf(off map[string]any) (int64, error) {
 	}
 	if pos < 0 {
 		return 0, pluginsdk.Invalid("The value for the '%s' key in the offset should be a non-negative value", positionField)
+	}
+	return pos, nil
+}
+
+// storedPosition reads the position to resume from, as Kafka's task does: a
+// missing or null position (or offset) starts at 0, one that is not an
+// integer fails with Kafka's message.
+func storedPosition(off map[string]any) (int64, error) {
+	if off[positionField] == nil {
+		return 0, nil
+	}
+	var pos int64
+	switch n := off[positionField].(type) {
+	case int64:
+		pos = n
+	case int32:
+		pos = int64(n)
+	case int:
+		pos = int64(n)
+	default:
+		// Kafka's text, which users grep for.
+		return 0, fmt.Errorf("Offset position is the incorrect type: %v (%T)", n, n)
+	}
+	if pos < 0 {
+		// Kafka would seek nowhere and count positions from below 0.
+		return 0, fmt.Errorf("position %d should be a non-negative value", pos)
 	}
 	return pos, nil
 }
@@ -226,10 +259,8 @@ func (t *SourceTask) Start(ctx context.Context, tc pluginsdk.SourceTaskContext, 
 	if err != nil {
 		return fmt.Errorf("read the stored position of %s: %w", t.path, err)
 	}
-	if off != nil {
-		if t.start, err = positionOf(off); err != nil {
-			return fmt.Errorf("stored offset of %s: %w", t.path, err)
-		}
+	if t.start, err = storedPosition(off); err != nil {
+		return fmt.Errorf("stored offset of %s: %w", t.path, err)
 	}
 	t.log.Debug("file source task started", "position", t.start)
 	return nil

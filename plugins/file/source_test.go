@@ -294,16 +294,46 @@ func TestSourceResumesFromStoredPosition(t *testing.T) {
 
 func TestSourceBadStoredOffset(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "in.txt")
-	for _, off := range []map[string]any{
-		{positionField: "12"},
-		{positionField: int64(-1)},
-		{"pos": int64(3)},
+	for _, tt := range []struct {
+		off  map[string]any
+		want string
+	}{
+		// Kafka's task: "Offset position is the incorrect type".
+		{map[string]any{positionField: "12"}, "Offset position is the incorrect type"},
+		{map[string]any{positionField: 3.5}, "Offset position is the incorrect type"},
+		{map[string]any{positionField: int64(-1)}, "non-negative"},
 	} {
-		tc := &fakeSourceContext{offsets: map[string]map[string]any{path: off}}
+		tc := &fakeSourceContext{offsets: map[string]map[string]any{path: tt.off}}
 		task := (&SourceConnector{}).NewTask()
 		err := task.Start(context.Background(), tc, map[string]string{"file": path, "topic": "t"})
-		if err == nil || !strings.Contains(err.Error(), path) {
-			t.Errorf("Start with stored offset %v: error %v; want one naming %s", off, err, path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Start with stored offset %v: error %v; want one naming %s and saying %q", tt.off, err, path, tt.want)
+		}
+	}
+}
+
+// A stored offset without a position, or with a null one, is no position:
+// Kafka's task reads the file from its start (it seeks only when the
+// position is not null).
+func TestSourceStoredOffsetWithoutPosition(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendFile(t, path, "a\nb\n")
+	for _, off := range []map[string]any{
+		{"pos": int64(3)},
+		{positionField: nil},
+		{},
+	} {
+		tc := &fakeSourceContext{offsets: map[string]map[string]any{path: off}}
+		task := startSource(t, tc, map[string]string{"file": path, "topic": "t"})
+		recs := pollN(t, task, 2)
+		if got := values(recs); !equal(got, []string{"a", "b"}) {
+			t.Errorf("stored offset %v: %q, want [a b] from the start", off, got)
+		}
+		if got := positions(recs); !equal(got, []int64{2, 4}) {
+			t.Errorf("stored offset %v: positions %v, want [2 4]", off, got)
+		}
+		if err := task.Stop(context.Background()); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
