@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/pluginsdk"
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
 
@@ -72,6 +73,38 @@ func TestSourceReadsANamedPipe(t *testing.T) {
 		}
 		if recs := poll(t, task, 100*time.Millisecond); len(recs) != 0 {
 			t.Fatalf("extra records %q", values(recs))
+		}
+	}
+}
+
+// A named pipe cannot go back to a stored position, so the connector cannot
+// promise exactly-once delivery from it, as it cannot from standard input.
+func TestSourceExactlyOnceUnsupportedForANamedPipe(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	c := &SourceConnector{}
+	for _, tt := range []struct {
+		file string
+		want pluginsdk.ExactlyOnce
+	}{
+		{fifo, pluginsdk.ExactlyOnceUnsupported},
+		{" " + fifo + " ", pluginsdk.ExactlyOnceUnsupported},
+		{link, pluginsdk.ExactlyOnceUnsupported},
+		// A file that does not exist yet is waited for and will be a
+		// regular file most likely: Kafka's answer stands.
+		{filepath.Join(dir, "later.txt"), pluginsdk.ExactlyOnceSupported},
+		{dir, pluginsdk.ExactlyOnceSupported},
+	} {
+		got, err := c.ExactlyOnceSupport(context.Background(), map[string]string{"file": tt.file, "topic": "t"})
+		if err != nil || got != tt.want {
+			t.Errorf("ExactlyOnceSupport(file=%q) = %v, %v; want %v", tt.file, got, err, tt.want)
 		}
 	}
 }
