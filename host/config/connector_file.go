@@ -3,9 +3,11 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"unicode/utf8"
 )
 
 // Target states a connector may be created in (KIP-980 initial_state).
@@ -38,13 +40,39 @@ func ReadConnectorFile(path string) (*ConnectorFile, error) {
 	return cf, nil
 }
 
-// ParseConnectorConfig parses the bytes of a connector config file.
+// ErrNoName is wrapped by the error of ParseConnectorConfig for a file
+// without a connector name.
+var ErrNoName = errors.New(`no "name"`)
+
+// ParseConnectorConfig parses the bytes of a connector config file, which
+// must name the connector: without a name the error wraps ErrNoName.
 func ParseConnectorConfig(raw []byte) (*ConnectorFile, error) {
+	cf, err := ParseConnectorSettings(raw)
+	if err != nil {
+		return nil, err
+	}
+	if cf.Name == "" {
+		return nil, fmt.Errorf("connector configuration has %w", ErrNoName)
+	}
+	return cf, nil
+}
+
+// ParseConnectorSettings parses the bytes of a connector config file as
+// ParseConnectorConfig does, but a file without a name is no error: Name is
+// empty (the CLI takes the name from its command line).
+func ParseConnectorSettings(raw []byte) (*ConnectorFile, error) {
 	// Jackson skips a UTF-8 byte order mark before JSON; ParseProperties
 	// skips it too.
 	raw = decodeUTF16(raw)
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(raw, []byte(utf8BOM)))
 	if len(trimmed) > 0 && trimmed[0] == '{' {
+		// Go's decoder would read bytes that are not UTF-8 (a file saved
+		// by a Latin-1 editor) as U+FFFD, a value nobody wrote; Jackson
+		// refuses them too.
+		if !utf8.Valid(trimmed) {
+			line, col := position(trimmed, invalidUTF8(trimmed))
+			return nil, fmt.Errorf("malformed JSON: line %d column %d: not UTF-8 (a JSON file is UTF-8, or UTF-16 after a byte order mark)", line, col)
+		}
 		return parseConnectorJSON(trimmed)
 	}
 	// Valid JSON that is not an object (an array of connectors, say) would
@@ -56,11 +84,7 @@ func ParseConnectorConfig(raw []byte) (*ConnectorFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := props["name"]
-	if name == "" {
-		return nil, fmt.Errorf("connector configuration has no \"name\"")
-	}
-	return &ConnectorFile{Name: name, Config: props}, nil
+	return &ConnectorFile{Name: props["name"], Config: props}, nil
 }
 
 func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
@@ -80,9 +104,6 @@ func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
 		if req.Name == "" {
 			req.Name = req.Config["name"]
 		}
-		if req.Name == "" {
-			return nil, fmt.Errorf("create request has no \"name\"")
-		}
 		if n, ok := req.Config["name"]; ok && n != req.Name {
 			return nil, fmt.Errorf("connector name configuration in \"config\" (%q) doesn't match the one in \"name\" (%q)", n, req.Name)
 		}
@@ -95,15 +116,14 @@ func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
 		if req.Config == nil {
 			req.Config = map[string]string{}
 		}
-		req.Config["name"] = req.Name
+		if req.Name != "" {
+			req.Config["name"] = req.Name
+		}
 		return &ConnectorFile{Name: req.Name, Config: req.Config, InitialState: st}, nil
 	}
 	var flat stringValues
 	if err := json.Unmarshal(raw, &flat); err != nil {
 		return nil, fmt.Errorf("connector config must be a JSON object of strings: %w", describeJSONError(raw, err))
-	}
-	if flat["name"] == "" {
-		return nil, fmt.Errorf("connector configuration has no \"name\"")
 	}
 	return &ConnectorFile{Name: flat["name"], Config: flat}, nil
 }
@@ -182,8 +202,14 @@ func describeJSONError(raw []byte, err error) error {
 	if off < 0 {
 		return err
 	}
-	line, col := 1, 1
-	for _, c := range raw[:min(int(off), len(raw))] {
+	line, col := position(raw, int(off))
+	return fmt.Errorf("line %d column %d: %w", line, col, err)
+}
+
+// position is the line and column of byte off of raw, counting from 1.
+func position(raw []byte, off int) (line, col int) {
+	line, col = 1, 1
+	for _, c := range raw[:min(off, len(raw))] {
 		if c == '\n' {
 			line++
 			col = 1
@@ -191,5 +217,17 @@ func describeJSONError(raw []byte, err error) error {
 			col++
 		}
 	}
-	return fmt.Errorf("line %d column %d: %w", line, col, err)
+	return line, col
+}
+
+// invalidUTF8 is the offset of the first byte of raw that is not UTF-8.
+func invalidUTF8(raw []byte) int {
+	for i := 0; i < len(raw); {
+		r, n := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(raw)
 }

@@ -1,0 +1,91 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// JSON is UTF-8 (or UTF-16 after a byte order mark). A JSON connector file
+// with bytes that are not UTF-8 (saved by a Latin-1 editor) is refused with
+// its line and column: Go's decoder would silently turn them into U+FFFD,
+// a value nobody wrote. The error does not quote the value, which may be a
+// password.
+func TestParseConnectorConfigJSONNotUTF8(t *testing.T) {
+	in := "{\"name\":\"a\",\n \"connection.password\":\"s3cr\xe9t\"}"
+	cf, err := ParseConnectorConfig([]byte(in))
+	if err == nil {
+		t.Fatalf("want an error, got %q", cf.Config)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "UTF-8") || !strings.Contains(msg, "line 2") || strings.Contains(msg, "s3cr") {
+		t.Fatalf("got %q", msg)
+	}
+}
+
+// A connector file without a name is refused with ErrNoName, whatever its
+// shape, so callers need not match the text; ParseConnectorSettings reads
+// it without one, decoded as ParseConnectorConfig decodes it.
+func TestParseConnectorSettingsWithoutName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want map[string]string
+	}{
+		{"properties", []byte("connector.class=X\ntopic=t\n"), map[string]string{"connector.class": "X", "topic": "t"}},
+		{"json", []byte(`{"connector.class":"X"}`), map[string]string{"connector.class": "X"}},
+		{"request", []byte(`{"config":{"connector.class":"X"}}`), map[string]string{"connector.class": "X"}},
+		{"utf-16 properties", utf16le("connector.class=X\nfile=/tmp/café\n"), map[string]string{"connector.class": "X", "file": "/tmp/café"}},
+		{"utf-16 json", utf16le(`{"connector.class":"X","file":"/tmp/café"}`), map[string]string{"connector.class": "X", "file": "/tmp/café"}},
+		{"latin-1 properties", []byte("connector.class=X\nfile=/tmp/caf\xe9\n"), map[string]string{"connector.class": "X", "file": "/tmp/café"}},
+		{"bom properties", []byte("\xef\xbb\xbfconnector.class=X\n"), map[string]string{"connector.class": "X"}},
+	} {
+		if _, err := ParseConnectorConfig(c.in); !errors.Is(err, ErrNoName) {
+			t.Errorf("%s: ParseConnectorConfig: want ErrNoName, got %v", c.name, err)
+		}
+		cf, err := ParseConnectorSettings(c.in)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if cf.Name != "" || !reflect.DeepEqual(cf.Config, c.want) {
+			t.Errorf("%s: got %q %q, want %q", c.name, cf.Name, cf.Config, c.want)
+		}
+	}
+	// A name, where there is one, is read as ParseConnectorConfig reads it.
+	cf, err := ParseConnectorSettings([]byte(`{"config":{"name":"n","connector.class":"X"}}`))
+	if err != nil || cf.Name != "n" {
+		t.Fatalf("got %+v, %v", cf, err)
+	}
+	// Other errors are not ErrNoName.
+	if _, err := ParseConnectorConfig([]byte(`{"name":`)); err == nil || errors.Is(err, ErrNoName) {
+		t.Fatalf("malformed JSON: got %v", err)
+	}
+}
+
+// A file that is not valid UTF-8 throughout is read, all of it, as
+// ISO-8859-1, byte for byte as Kafka reads every .properties file: a UTF-8
+// character elsewhere in it reads as Kafka reads it too, not half one way
+// and half the other.
+func TestParsePropertiesMixedEncodingIsLatin1(t *testing.T) {
+	got, err := ParseProperties(strings.NewReader("a=caf\xc3\xa9\nb=\xe9t\xe9\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"a": "cafÃ©", "b": "été"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q want %q", got, want)
+	}
+}
+
+// U+FEFF is a byte order mark only at the very start: elsewhere it is
+// kept, as Kafka keeps it.
+func TestParsePropertiesKeepsInnerFEFF(t *testing.T) {
+	got, err := ParseProperties(strings.NewReader("\xef\xbb\xbfa=x\xef\xbb\xbfy\n\xef\xbb\xbfb=1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"a": "x\ufeffy", "\ufeffb": "1"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q want %q", got, want)
+	}
+}
