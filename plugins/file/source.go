@@ -287,7 +287,7 @@ func (t *SourceTask) Poll(ctx context.Context) ([]*data.SourceRecord, error) {
 			}
 		}
 		if t.in != nil {
-			recs, err := t.readBatch()
+			recs, err := t.readBatch(ctx)
 			if err != nil || len(recs) > 0 {
 				return recs, err
 			}
@@ -322,8 +322,11 @@ func (t *SourceTask) open() error {
 	return nil
 }
 
-// readBatch turns what is ready into at most batch.size records.
-func (t *SourceTask) readBatch() ([]*data.SourceRecord, error) {
+// readBatch turns what is ready into at most batch.size records. It stops
+// reading when ctx is done, after at least one read: a line longer than
+// what can be read before Poll's deadline (or input that never pauses)
+// would otherwise keep Poll, and so Stop, waiting for its end.
+func (t *SourceTask) readBatch(ctx context.Context) ([]*data.SourceRecord, error) {
 	var recs []*data.SourceRecord
 	ts := t.now()
 	take := func() {
@@ -363,6 +366,9 @@ func (t *SourceTask) readBatch() ([]*data.SourceRecord, error) {
 		}
 		t.split.feed(b)
 		take()
+		if ctx.Err() != nil {
+			break
+		}
 	}
 	return recs, nil
 }
