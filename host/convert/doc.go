@@ -86,5 +86,8 @@
 //
 // SimpleHeaderConverter writes Values.convertToString's text and infers a
 // schema on read (Values.parseString); its type comment lists the few
-// places it parses more consistently than Kafka.
+// places it parses more consistently than Kafka. As in Kafka, a Date, Time
+// or Timestamp is written in the form its instant suggests, not its
+// schema's: before 1970-01-02 UTC as a time of day, at a later midnight UTC
+// as a date, otherwise as a timestamp (as a Kafka worker in UTC writes it).
 package convert

@@ -14,21 +14,29 @@ import (
 // SimpleHeaderConverter is Kafka Connect's default header converter. It
 // writes a header value as text (Values.convertToString: primitives as
 // Java prints them, arrays "[1,2]", maps and structs {"k":v}, dates and
-// times in ISO 8601, with dates before 1582-10-15 in the Julian calendar as
-// Java's SimpleDateFormat has them) and reads text back by inferring a schema
-// (Values.parseString): null, booleans, the smallest integer type that
-// holds the number, FLOAT32 for other numbers, ISO dates and times,
-// arrays and maps of those, and a STRING for anything else. It keeps no
-// state; the zero value is ready to use.
+// times in ISO 8601 in the form the instant suggests, whatever its schema)
+// and reads text back by inferring a schema (Values.parseString): null,
+// booleans, the smallest integer type that holds the number, FLOAT32 for
+// other numbers, ISO dates and times (dates before 1582-10-15 in the Julian
+// calendar, as Java's SimpleDateFormat has them), arrays and maps of those,
+// and a STRING for anything else. It keeps no state; the zero value is
+// ready to use.
+//
+// As in Kafka, a Date, Time or Timestamp is written by its instant, not its
+// schema: before the end of 1970-01-01 UTC (so any instant before the
+// epoch) as a time of day ("23:59:59.999Z"), at a later midnight UTC as a
+// date ("2024-01-15"), otherwise as a timestamp. A Date of 1970-01-01 or
+// earlier is therefore written as "00:00:00.000Z" and reads back as a Time,
+// a Time of 24:00 as "1970-01-02", a Timestamp at midnight as a date. Kafka
+// formats in the JVM's default time zone; the text here is what a Kafka
+// worker whose JVM runs in UTC writes.
 //
 // Differences from Kafka, all on input Kafka parses inconsistently: a value
 // must be wholly one number, date, array or map ("12,5" is the string
 // "12,5", where Kafka reads 12 and drops the rest); \" and \\ in quoted
 // strings inside arrays and maps are unescaped (Kafka keeps the
 // backslashes); times are UTC; bytes that are not valid UTF-8 read as BYTES
-// instead of a string with replacement characters; dates, times and
-// timestamps are written by their schema's logical type (Kafka guesses
-// from the instant, so a Timestamp at midnight UTC is written as a date).
+// instead of a string with replacement characters.
 type SimpleHeaderConverter struct{}
 
 // FromConnectHeader implements HeaderConverter.
@@ -40,7 +48,7 @@ func (SimpleHeaderConverter) FromConnectHeader(_, _ string, s *data.Schema, v an
 		return x, nil
 	}
 	var sb strings.Builder
-	if err := appendValues(&sb, s, v, false); err != nil {
+	if err := appendValues(&sb, v, false); err != nil {
 		return nil, err
 	}
 	return []byte(sb.String()), nil
@@ -73,8 +81,9 @@ const (
 )
 
 // appendValues is Values.append: the text form of a value; embedded values
-// (inside arrays, maps and structs) quote their strings.
-func appendValues(sb *strings.Builder, s *data.Schema, v any, embedded bool) error {
+// (inside arrays, maps and structs) quote their strings. Like Kafka's, it
+// takes no schema: the value alone decides the form.
+func appendValues(sb *strings.Builder, v any, embedded bool) error {
 	var tmp [48]byte
 	if st, ok := v.(*data.Struct); ok && st == nil {
 		v = nil
@@ -97,48 +106,36 @@ func appendValues(sb *strings.Builder, s *data.Schema, v any, embedded bool) err
 	case data.Raw:
 		appendBase64Text(sb, x, embedded)
 	case time.Time:
-		sb.Write(appendISO(tmp[:0], s, x))
+		sb.Write(appendISO(tmp[:0], x))
 	case []any:
-		var es *data.Schema
-		if s != nil {
-			es = s.ValueSchema
-		}
 		sb.WriteByte('[')
 		for i, e := range x {
 			if i > 0 {
 				sb.WriteByte(',')
 			}
-			if err := appendValues(sb, es, e, true); err != nil {
+			if err := appendValues(sb, e, true); err != nil {
 				return atIndex(err, i)
 			}
 		}
 		sb.WriteByte(']')
 	case map[string]any:
-		var ks, vs *data.Schema
-		if s != nil {
-			ks, vs = s.KeySchema, s.ValueSchema
-		}
 		sb.WriteByte('{')
 		for i, k := range sortedKeys(x) {
 			if i > 0 {
 				sb.WriteByte(',')
 			}
-			if err := appendEntry(sb, ks, vs, k, x[k]); err != nil {
+			if err := appendEntry(sb, k, x[k]); err != nil {
 				return atField(err, k)
 			}
 		}
 		sb.WriteByte('}')
 	case data.Map:
-		var ks, vs *data.Schema
-		if s != nil {
-			ks, vs = s.KeySchema, s.ValueSchema
-		}
 		sb.WriteByte('{')
 		for i, e := range x {
 			if i > 0 {
 				sb.WriteByte(',')
 			}
-			if err := appendEntry(sb, ks, vs, e.Key, e.Value); err != nil {
+			if err := appendEntry(sb, e.Key, e.Value); err != nil {
 				return atIndex(err, i)
 			}
 		}
@@ -149,7 +146,7 @@ func appendValues(sb *strings.Builder, s *data.Schema, v any, embedded bool) err
 			if i > 0 {
 				sb.WriteByte(',')
 			}
-			if err := appendEntry(sb, nil, f.Schema, f.Name, x.GetIndex(i)); err != nil {
+			if err := appendEntry(sb, f.Name, x.GetIndex(i)); err != nil {
 				return atField(err, f.Name)
 			}
 		}
@@ -160,12 +157,12 @@ func appendValues(sb *strings.Builder, s *data.Schema, v any, embedded bool) err
 	return nil
 }
 
-func appendEntry(sb *strings.Builder, ks, vs *data.Schema, k, v any) error {
-	if err := appendValues(sb, ks, k, true); err != nil {
+func appendEntry(sb *strings.Builder, k, v any) error {
+	if err := appendValues(sb, k, true); err != nil {
 		return err
 	}
 	sb.WriteByte(':')
-	return appendValues(sb, vs, v, true)
+	return appendValues(sb, v, true)
 }
 
 func appendBase64Text(sb *strings.Builder, b []byte, embedded bool) {
@@ -178,30 +175,17 @@ func appendBase64Text(sb *strings.Builder, b []byte, embedded bool) {
 	}
 }
 
-// appendISO writes a time in the ISO 8601 form of its logical type; without
-// a schema it guesses as Kafka does (before the end of the first day of
-// 1970: a time of day; at midnight: a date; otherwise a timestamp).
-func appendISO(b []byte, s *data.Schema, t time.Time) []byte {
+// appendISO writes a time in the ISO 8601 form Values.dateFormatFor picks
+// from the instant alone, whatever the value's logical type: before the end
+// of the first day of 1970 (any negative instant included), a time of day;
+// at a later midnight, a date; otherwise a timestamp.
+func appendISO(b []byte, t time.Time) []byte {
 	t = t.UTC()
-	name := ""
-	if s != nil {
-		name = s.Name
-	}
-	if name == "" {
-		switch ms := t.UnixMilli(); {
-		case ms < msPerDay:
-			name = data.TimeName
-		case ms%msPerDay == 0:
-			name = data.DateName
-		default:
-			name = data.TimestampName
-		}
-	}
-	switch name {
-	case data.DateName:
-		return appendJavaISODate(b, t)
-	case data.TimeName:
+	switch ms := t.UnixMilli(); {
+	case ms < msPerDay:
 		return append(t.AppendFormat(b, isoTime), 'Z')
+	case ms%msPerDay == 0:
+		return appendJavaISODate(b, t)
 	}
 	b = append(appendJavaISODate(b, t), 'T')
 	return append(t.AppendFormat(b, isoTime), 'Z')
@@ -209,7 +193,9 @@ func appendISO(b []byte, s *data.Schema, t time.Time) []byte {
 
 // appendJavaISODate writes t's date as SimpleDateFormat's yyyy-MM-dd does:
 // in Java's calendar (Julian before 1582-10-15), the year of the era (1 BC
-// is 0001, with no era marker) with at least four digits.
+// is 0001, with no era marker) with at least four digits. appendISO calls
+// it only for instants from 1970-01-02 on (earlier ones are written as a
+// time of day), so in practice only the year's width matters there.
 func appendJavaISODate(b []byte, t time.Time) []byte {
 	year, month, day := data.JavaCalendarDate(t)
 	if year < 1 {
@@ -767,7 +753,7 @@ func alignTo(to *data.Schema, v any) (any, error) {
 		return f, nil
 	case data.String:
 		var sb strings.Builder
-		if err := appendValues(&sb, nil, v, false); err != nil {
+		if err := appendValues(&sb, v, false); err != nil {
 			return nil, err
 		}
 		return sb.String(), nil
