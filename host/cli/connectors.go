@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -233,50 +232,15 @@ func readConfig(files []string, sets settings) (*config.ConnectorFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The parser wants a name; one from -c or --name comes later.
-		parsed, err := config.ParseConnectorConfig(raw)
-		if err != nil && !strings.Contains(err.Error(), `no "name"`) {
-			return nil, fmt.Errorf("%s: %w", files[0], err)
-		}
+		// The name may come later, from -c or --name. The file is decoded
+		// (UTF-16, ISO-8859-1) as the worker decodes it.
+		parsed, err := config.ParseConnectorSettings(raw)
 		if err != nil {
-			parsed, err = parseNameless(raw)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", files[0], err)
-			}
+			return nil, fmt.Errorf("%s: %w", files[0], err)
 		}
 		cf = parsed
 	}
 	sets.apply(cf.Config)
-	return cf, nil
-}
-
-// parseNameless parses a config file that has no name yet, by giving it a
-// placeholder name and taking it away again.
-func parseNameless(raw []byte) (*config.ConnectorFile, error) {
-	const placeholder = "sluice-cli-unnamed-7f3a9c"
-	// A byte order mark is skipped, as ParseConnectorConfig skips it: it
-	// must not end up inside the text after the placeholder.
-	raw = bytes.TrimPrefix(raw, []byte("\ufeff"))
-	trimmed := strings.TrimSpace(string(raw))
-	var withName string
-	if strings.HasPrefix(trimmed, "{") {
-		withName = `{"name":` + strconv.Quote(placeholder) + `,` + strings.TrimPrefix(trimmed, "{")
-		if strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(trimmed, "{")), "}") {
-			withName = `{"name":` + strconv.Quote(placeholder) + `}`
-		}
-	} else {
-		withName = "name=" + placeholder + "\n" + string(raw)
-	}
-	cf, err := config.ParseConnectorConfig([]byte(withName))
-	if err != nil {
-		return nil, err
-	}
-	if cf.Name == placeholder {
-		cf.Name = ""
-	}
-	if cf.Config["name"] == placeholder {
-		delete(cf.Config, "name")
-	}
 	return cf, nil
 }
 

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // A config file without a name (given later with --name or -c) is read
@@ -31,5 +33,57 @@ func TestReadConfigNamelessFile(t *testing.T) {
 		if cf.Name != "" || !reflect.DeepEqual(cf.Config, c.want) {
 			t.Errorf("%s: got %q %q, want %q", c.name, cf.Name, cf.Config, c.want)
 		}
+	}
+}
+
+// utf16le encodes s as UTF-16LE after a byte order mark, as Windows
+// PowerShell 5 writes files with ">".
+func utf16le(s string) []byte {
+	b := []byte{0xff, 0xfe}
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return b
+}
+
+// Any file the worker reads, the CLI reads too, with or without a name:
+// a UTF-16 file without a name (given with --name) included.
+func TestReadConfigNamelessUTF16(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, body string
+		want       map[string]string
+	}{
+		{"u16.properties", "connector.class=X\nfile=/tmp/café\n", map[string]string{"connector.class": "X", "file": "/tmp/café"}},
+		{"u16.json", `{"connector.class":"X","file":"/tmp/café"}`, map[string]string{"connector.class": "X", "file": "/tmp/café"}},
+		{"u16-request.json", `{"config":{"connector.class":"X"},"initial_state":"paused"}`, map[string]string{"connector.class": "X"}},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, utf16le(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cf, err := readConfig([]string{p}, settings{"tasks.max=2"})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		c.want["tasks.max"] = "2"
+		if cf.Name != "" || !reflect.DeepEqual(cf.Config, c.want) {
+			t.Errorf("%s: got %q %q, want %q", c.name, cf.Name, cf.Config, c.want)
+		}
+	}
+}
+
+// A file whose error merely mentions a missing name in its text (a value
+// that is not a string, in a file without a name) is reported as it is,
+// not read again with a placeholder name.
+func TestReadConfigReportsOtherErrors(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(p, []byte(`{"connector.class":"X","a":null}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readConfig([]string{p}, nil)
+	if err == nil || !strings.Contains(err.Error(), `"a"`) || !strings.Contains(err.Error(), p) {
+		t.Fatalf("got %v", err)
 	}
 }
