@@ -416,6 +416,9 @@ type fileInput struct {
 	// truncation.
 	pastEnd bool
 	buf     []byte
+	// beforeStat, when set, runs between finding the end of f and looking
+	// at path: tests change the file there.
+	beforeStat func()
 }
 
 // startOver reports that path no longer holds what the task has read: the
@@ -476,12 +479,25 @@ func (in *fileInput) read() ([]byte, error) {
 	// The end for now; appended lines come with a later read, unless
 	// path no longer leads to them. A deleted file is waited for: its
 	// successor is a replacement.
+	if in.beforeStat != nil {
+		in.beforeStat()
+	}
 	st, err := os.Stat(in.path)
 	if err != nil {
 		return nil, nil
 	}
 	switch {
 	case !os.SameFile(st, in.info):
+		// What was written to the old file before it was replaced
+		// (after the read above found its end) is read first.
+		n, err := in.f.Read(in.buf)
+		in.pos += int64(n)
+		if n > 0 {
+			return in.buf[:n], nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
 		return nil, &startOver{why: "source file was replaced"}
 	case st.Size() >= in.pos:
 		in.pastEnd = false

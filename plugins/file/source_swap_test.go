@@ -144,3 +144,32 @@ func TestSourceRestartFromEveryBatchEnd(t *testing.T) {
 		t.Fatalf("completed last line %q", recs[0].Value)
 	}
 }
+
+// Lines written to a file just before it is replaced, after the task found
+// its end but before it saw the new file, are read before the new file.
+func TestSourceReadsTheOldFileToItsEndAfterAReplacement(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in.txt")
+	appendFile(t, path, "a\n")
+	task := startSource(t, &fakeSourceContext{}, map[string]string{"file": path, "topic": "t"})
+	pollN(t, task, 1)
+	in := task.in.(*fileInput)
+	in.beforeStat = func() {
+		in.beforeStat = nil
+		appendFile(t, path, "b\n")
+		if err := os.Rename(path, filepath.Join(dir, "in.txt.1")); err != nil {
+			t.Error(err)
+		}
+		appendFile(t, path, "new\n")
+	}
+	recs := pollN(t, task, 2)
+	if got := values(recs); !equal(got, []string{"b", "new"}) {
+		t.Fatalf("across the replacement: %q, want [b new]", got)
+	}
+	if got := positions(recs); !equal(got, []int64{4, 4}) {
+		t.Fatalf("positions %v, want [4 4]", got)
+	}
+	if recs := poll(t, task, 150*time.Millisecond); len(recs) != 0 {
+		t.Fatalf("extra records %q", values(recs))
+	}
+}
