@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -128,13 +129,18 @@ var errFound = errors.New("problems found")
 func newFlags(name string, stderr io.Writer, c *common) *flag.FlagSet {
 	fs := flag.NewFlagSet("sluice "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+	}
 	c.register(fs)
 	return fs
 }
 
 // parse reads flags anywhere among args and returns the positional
-// arguments; everything after "--" is positional.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// arguments; everything after "--" is positional. Help asked for (-h,
+// --help) is printed on stdout: it is what the user wanted, not an error.
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
 	var tail []string
 	for i, a := range args {
 		if a == "--" {
@@ -144,7 +150,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args, stdout); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
@@ -158,6 +164,24 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = args[1:]
 	}
 	return append(pos, tail...), nil
+}
+
+// parseFlags is fs.Parse, with the usage on stdout when help is asked for
+// and on fs's output (stderr) after a mistake.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	errOut := fs.Output()
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	err := fs.Parse(args)
+	fs.SetOutput(errOut)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(errOut)
+		return err
+	}
+	errOut.Write(buf.Bytes())
+	return err
 }
 
 // start checks the common flags and builds the command's env.

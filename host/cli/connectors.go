@@ -53,7 +53,7 @@ func runConnectors(ctx context.Context, args []string, stdout, stderr io.Writer)
 	default:
 		return fmt.Errorf("%w: unknown connectors subcommand %q", errUsage, sub)
 	}
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func runLoggers(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var c common
 	fs := newFlags("loggers", stderr, &c)
 	scope := fs.String("scope", "worker", "set: worker or cluster")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ func runPlugins(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var c common
 	fs := newFlags("plugins", stderr, &c)
 	all := fs.Bool("all", false, "list transforms, predicates and converters too")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlags("validate", stderr, &c)
 	var sets settings
 	fs.Var(&sets, "c", "setting key=value (repeatable)")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
