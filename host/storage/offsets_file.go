@@ -58,7 +58,7 @@ func jsonKindOf(t reflect.Type) string {
 	case reflect.String:
 		return "a string"
 	case reflect.Int, reflect.Int64, reflect.Int32:
-		return "a number"
+		return "an integer"
 	}
 	return t.String()
 }

@@ -17,6 +17,8 @@ func TestFileOffsetStoreUnknownShape(t *testing.T) {
 		{`{"offsets":[]}`, `no "version"`},
 		{`[]`, `the file holds a JSON array, want an object`},
 		{`{"version":2,"offsets":[]}`, `unsupported version 2`},
+		{`{"version":1.5,"offsets":[]}`, `"version" holds a JSON number 1.5, want an integer`},
+		{`{"version":"1","offsets":[]}`, `"version" holds a JSON string, want an integer`},
 		{`{"version":1,"offsets":{}}`, `"offsets" holds a JSON object, want an array`},
 		{`{"version":1,"offsets":[{"key":"[\"c\",{}]","value":{"position":1}}]}`, `"offsets.value" holds a JSON object, want a string`},
 	} {
