@@ -70,13 +70,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(fs.Output(), "Usage: sluice dev [flags]")
 		fs.PrintDefaults()
 	}
-	if helpRequested(args) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return exitOK
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	// Nothing may follow the flags: -h there can only ask for help.
+	if ok, code := parseFlags(fs, args, stdout, "-h", "-help", "--help"); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()

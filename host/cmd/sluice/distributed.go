@@ -22,13 +22,9 @@ func runDistributed(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(fs.Output(), "group.id, config.storage.topic, offset.storage.topic and status.storage.topic are required.")
 		fmt.Fprintln(fs.Output(), "Worker properties may be overridden by CONNECT_* environment variables (CONNECT_GROUP_ID sets group.id).")
 	}
-	if helpRequested(args) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return exitOK
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	// Nothing may follow the worker file: -h there can only ask for help.
+	if ok, code := parseFlags(fs, args, stdout, "-h", "-help", "--help"); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/sluice-io/sluice/host/config"
@@ -28,13 +31,10 @@ func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(fs.Output(), "Usage: sluice standalone WORKER.properties [CONNECTOR.properties|CONNECTOR.json ...]")
 		fmt.Fprintln(fs.Output(), "Worker properties may be overridden by CONNECT_* environment variables (CONNECT_BOOTSTRAP_SERVERS sets bootstrap.servers).")
 	}
-	if helpRequested(args) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return exitOK
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	// Connector files follow the worker file: there, only --help asks for
+	// help, as in connect-standalone; a file may be named -h.
+	if ok, code := parseFlags(fs, args, stdout, "--help"); !ok {
+		return code
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
@@ -71,17 +71,29 @@ func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return serve(ctx, w, files, paths, stderr, hooks{})
 }
 
-// helpRequested reports whether a worker command's arguments ask for its
-// usage. Like connect-standalone, --help counts anywhere, after the worker
-// file too.
-func helpRequested(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "-h", "-help", "--help":
-			return true
-		}
+// parseFlags parses a worker command's arguments. Help asked for (-h,
+// -help or --help where a flag may be, or one of helpArgs among the
+// arguments after the flags) prints the usage on stdout and returns exitOK;
+// a mistake prints on stderr (fs's output) and returns exitUsage. Elsewhere
+// -h is an argument: a connector file, or a flag's value. ok is whether the
+// command goes on.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, helpArgs ...string) (ok bool, code int) {
+	errOut := fs.Output()
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	err := fs.Parse(args)
+	fs.SetOutput(errOut)
+	if errors.Is(err, flag.ErrHelp) || (err == nil && slices.ContainsFunc(fs.Args(), func(a string) bool { return slices.Contains(helpArgs, a) })) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(errOut)
+		return false, exitOK
 	}
-	return false
+	if err != nil {
+		errOut.Write(buf.Bytes())
+		return false, exitUsage
+	}
+	return true, exitOK
 }
 
 // hooks let a command act at points of serve; nil hooks do nothing.
