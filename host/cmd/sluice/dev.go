@@ -135,6 +135,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			props[config.PluginPath] = *pluginPath
 		case "log-level":
 			props[config.LogLevel] = *logLevel
+		case "dir":
+			props[config.OffsetStorageFileFilename] = filepath.Join(dir, "offsets.json")
 		}
 	})
 	props, _, err = configprovider.ResolveWorker(ctx, props)
@@ -167,7 +169,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return checkDemoClasses(ctx, w)
 		},
 		ready: func() error {
-			printBanner(stdout, w, props[config.BootstrapServers], seeds, dir, *demo, *dirFlag == "", selfCommand(os.Args[0]))
+			printBanner(stdout, w, props[config.BootstrapServers], seeds, props[config.OffsetStorageFileFilename], dir, *demo, *dirFlag == "", selfCommand(os.Args[0]))
 			return nil
 		},
 	}
@@ -219,8 +221,10 @@ func selfCommand(arg0 string) string {
 }
 
 // kafka is the worker's bootstrap.servers, seeds the embedded broker's:
-// they differ when CONNECT_BOOTSTRAP_SERVERS is set.
-func printBanner(out io.Writer, w *worker.Worker, kafka, seeds, dir string, demo, temp bool, self string) {
+// they differ when CONNECT_BOOTSTRAP_SERVERS is set. offsets is the
+// worker's offsets file, which CONNECT_OFFSET_STORAGE_FILE_FILENAME may
+// have moved out of dir.
+func printBanner(out io.Writer, w *worker.Worker, kafka, seeds, offsets, dir string, demo, temp bool, self string) {
 	url := "http://127.0.0.1:8083"
 	if addrs := w.RESTAddrs(); len(addrs) > 0 {
 		url = addrs[0]
@@ -238,7 +242,7 @@ func printBanner(out io.Writer, w *worker.Worker, kafka, seeds, dir string, demo
 		fmt.Fprintf(out, "  Kafka (CONNECT_BOOTSTRAP_SERVERS): %s (the embedded broker, %s, is unused)\n", kafka, seeds)
 	}
 	fmt.Fprintf(out, "  REST API (Kafka Connect's):        %s\n", url)
-	fmt.Fprintf(out, "  Offsets file:                      %s\n", filepath.Join(dir, "offsets.json"))
+	fmt.Fprintf(out, "  Offsets file:                      %s\n", offsets)
 	if demo {
 		outFile := filepath.Join(dir, demoOutputFile)
 		fmt.Fprintf(out, "  Demo pipeline:  %s (datagen, orders) -> topic %s -> %s (FileStreamSink)\n", demoSourceName, demoTopic, demoSinkName)
