@@ -163,6 +163,15 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) 
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if c, ok := f.Value.(interface{ check() error }); ok && err == nil {
+			err = c.check()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
 	return append(pos, tail...), nil
 }
 
@@ -203,10 +212,26 @@ type settings []string
 
 func (s *settings) String() string { return strings.Join(*s, ",") }
 func (s *settings) Set(v string) error {
-	if !strings.Contains(v, "=") {
-		return fmt.Errorf("%q is not key=value", v)
-	}
+	// Checked after parsing, by check: the flag package would quote the
+	// whole argument in its error, and the value may be a password.
 	*s = append(*s, v)
+	return nil
+}
+
+// check refuses a setting without "=", naming only its key: what comes
+// before a ':' or a space (key:value is .properties syntax) may be followed
+// by a secret.
+func (s *settings) check() error {
+	for _, kv := range *s {
+		if strings.Contains(kv, "=") {
+			continue
+		}
+		key := kv
+		if i := strings.IndexAny(kv, ": \t"); i >= 0 {
+			key = kv[:i] + "..."
+		}
+		return fmt.Errorf("%w: -c %s: want key=value", errUsage, key)
+	}
 	return nil
 }
 

@@ -40,3 +40,14 @@ func TestSubcommandHelpOnStdout(t *testing.T) {
 		}
 	}
 }
+
+// A -c setting written with ':' (as a .properties file allows) is refused
+// without quoting its value, which may be a password: the flag package
+// would print the whole argument.
+func TestSettingErrorHidesValue(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), []string{"validate", "-c", "connection.password:hunter2", "--url", "http://127.0.0.1:1"}, &out, &errOut)
+	if code != ExitUsage || strings.Contains(errOut.String(), "hunter2") || !strings.Contains(errOut.String(), "connection.password") {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}
