@@ -537,14 +537,17 @@ func openPipeInput(path string, pos int64) (*pipeInput, error) {
 }
 
 func (in *pipeInput) read() ([]byte, error) {
-	if err := in.f.SetReadDeadline(time.Now().Add(pipeReadWait)); err != nil {
-		return nil, fmt.Errorf("read %s: %w", in.f.Name(), err)
+	// A pipe outside Go's poller (macOS keeps FIFOs out of kqueue) takes
+	// no deadline; opened non-blocking, its read then returns at once,
+	// with EAGAIN when a writer has written nothing yet.
+	if err := in.f.SetReadDeadline(time.Now().Add(pipeReadWait)); err != nil && !errors.Is(err, os.ErrNoDeadline) {
+		return nil, err
 	}
 	n, err := in.f.Read(in.buf)
 	if n > 0 {
 		return in.buf[:n], nil
 	}
-	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, io.EOF) {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, io.EOF) || wouldBlock(err) {
 		// Nothing written yet, or no writer now: a later one brings more.
 		return nil, nil
 	}
