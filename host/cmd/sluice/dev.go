@@ -139,6 +139,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			props[config.OffsetStorageFileFilename] = filepath.Join(dir, "offsets.json")
 		}
 	})
+	raw := props
 	props, _, err = configprovider.ResolveWorker(ctx, props)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice dev: %v\n", err)
@@ -146,7 +147,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := config.ParseWorker(props, true)
 	if err != nil {
-		fmt.Fprintf(stderr, "sluice dev: %v\n", err)
+		// Validation messages quote values: show the variables as
+		// written, not the secrets they resolved to.
+		fmt.Fprintf(stderr, "sluice dev: %s\n", configprovider.NewMasker(raw, props).Text(err.Error()))
 		return exitStartup
 	}
 	w, err := worker.NewStandalone(cfg, worker.Options{Version: Version, Commit: commit(), LogOutput: stderr})

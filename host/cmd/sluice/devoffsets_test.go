@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The banner names the offsets file the worker writes: the one
@@ -42,5 +45,24 @@ func TestDevOffsetsFileFromEnvironment(t *testing.T) {
 		if code := stop(); code != 0 {
 			t.Fatalf("exit %d:\n%s", code, stderr)
 		}
+	}
+}
+
+// A setting that sluice dev cannot use is reported as written, with its
+// ${provider:path:key} variable: never the secret it resolved to.
+func TestDevValidationErrorHidesResolvedSecret(t *testing.T) {
+	secrets := filepath.Join(t.TempDir(), "secrets.properties")
+	if err := os.WriteFile(secrets, []byte("flush=hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CONNECT_CONFIG_PROVIDERS", "file")
+	t.Setenv("CONNECT_CONFIG_PROVIDERS_FILE_CLASS", "org.apache.kafka.common.config.provider.FileConfigProvider")
+	t.Setenv("CONNECT_OFFSET_FLUSH_INTERVAL_MS", "${file:"+secrets+":flush}")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"dev", "--demo=false", "--rest", freeAddr(t), "--plugin-path", pluginDir}, &stdout, &stderr)
+	if code != exitStartup || strings.Contains(stderr.String(), "hunter2") || !strings.Contains(stderr.String(), "offset.flush.interval.ms") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 }
