@@ -316,7 +316,14 @@ func resolveLinks(path string) (string, error) {
 			return "", err
 		}
 		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(path), dest)
+			// Relative to the directory the kernel finds the link
+			// in: joining to a directory path that runs through
+			// another link would take a ".." lexically, elsewhere.
+			dir := filepath.Dir(path)
+			if phys, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = phys
+			}
+			dest = filepath.Join(dir, dest)
 		}
 		path = dest
 	}
