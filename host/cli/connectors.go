@@ -259,6 +259,13 @@ func (e *env) create(files []string, sets settings, name, initial string) error 
 	if name == "" {
 		return fmt.Errorf("%w: no connector name: give --name, -c name=..., or a name in FILE", errUsage)
 	}
+	// The worker would call a second name a mismatch with "the URL",
+	// which the user never wrote: say which names differ.
+	for _, other := range []string{cf.Name, cf.Config["name"]} {
+		if other != "" && other != name {
+			return fmt.Errorf("%w: the connector is named both %q and %q (by --name, FILE or -c name=)", errUsage, name, other)
+		}
+	}
 	if initial == "" {
 		initial = cf.InitialState
 	}

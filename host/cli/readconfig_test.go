@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -85,5 +87,25 @@ func TestReadConfigReportsOtherErrors(t *testing.T) {
 	_, err := readConfig([]string{p}, nil)
 	if err == nil || !strings.Contains(err.Error(), `"a"`) || !strings.Contains(err.Error(), p) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// --name and a different name in FILE or -c: the worker would answer that
+// the name "doesn't match connector name in the URL", which there is none
+// of on this command line. Refused before sending, naming both.
+func TestCreateNameConflict(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.properties")
+	if err := os.WriteFile(p, []byte("name=a\nconnector.class=X\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"connectors", "create", p, "--name", "b"},
+		{"connectors", "create", "-c", "name=a", "-c", "connector.class=X", "--name", "b"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(context.Background(), append(args, "--url", "http://127.0.0.1:1"), &out, &errOut)
+		if code != ExitUsage || !strings.Contains(errOut.String(), `"a"`) || !strings.Contains(errOut.String(), `"b"`) || strings.Contains(errOut.String(), "URL") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut.String())
+		}
 	}
 }
