@@ -64,14 +64,21 @@ func ParseConnectorSettings(raw []byte) (*ConnectorFile, error) {
 	// Jackson skips a UTF-8 byte order mark before JSON; ParseProperties
 	// skips it too.
 	raw = decodeUTF16(raw)
-	trimmed := bytes.TrimSpace(bytes.TrimPrefix(raw, []byte(utf8BOM)))
+	text := bytes.TrimPrefix(raw, []byte(utf8BOM))
+	trimmed := bytes.TrimSpace(text)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		// Go's decoder would read bytes that are not UTF-8 (a file saved
 		// by a Latin-1 editor) as U+FFFD, a value nobody wrote; Jackson
 		// refuses them too.
-		if !utf8.Valid(trimmed) {
-			line, col := position(trimmed, invalidUTF8(trimmed))
+		if !utf8.Valid(text) {
+			line, col := position(text, invalidUTF8(text))
 			return nil, fmt.Errorf("malformed JSON: line %d column %d: not UTF-8 (a JSON file is UTF-8, or UTF-16 after a byte order mark)", line, col)
+		}
+		// The text with its leading blank lines, so that an error's
+		// line is the one the user's editor shows; other white space
+		// (U+00A0, say) is not JSON's, so that is parsed without it.
+		if j := bytes.TrimLeft(text, " \t\r\n"); len(j) > 0 && j[0] == '{' {
+			return parseConnectorJSON(text)
 		}
 		return parseConnectorJSON(trimmed)
 	}

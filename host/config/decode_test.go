@@ -89,3 +89,27 @@ func TestParsePropertiesKeepsInnerFEFF(t *testing.T) {
 		t.Fatalf("got %q want %q", got, want)
 	}
 }
+
+// The line of a JSON error counts the blank lines (and a byte order mark)
+// before the object: it is the line the user's editor shows.
+func TestParseConnectorConfigJSONErrorLineCountsLeadingLines(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"\n\n{\"name\":\"a\",\n\"x\":nul}", "line 4"},
+		{"\xef\xbb\xbf\r\n{\"name\":\"a\",\n\"x\":nul}", "line 3"},
+		{"\n\n{\"name\":\"a\",\n\"x\":\"caf\xe9\"}", "line 4"},
+	} {
+		_, err := ParseConnectorConfig([]byte(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: want an error at %s, got %v", c.in, c.want, err)
+		}
+	}
+}
+
+// White space that is not JSON's before the object (a no-break space
+// pasted from a web page) is skipped, as it was before lines were counted.
+func TestParseConnectorConfigJSONAfterUnicodeSpace(t *testing.T) {
+	cf, err := ParseConnectorConfig([]byte("\u00a0\n{\"name\":\"a\"}"))
+	if err != nil || cf.Name != "a" {
+		t.Fatalf("got %+v, %v", cf, err)
+	}
+}
