@@ -21,9 +21,13 @@ import (
 // java.util.Properties. An error names the line.
 //
 // The text is read as UTF-8, what editors write today, after a UTF-8 byte
-// order mark if there is one. Text that is not valid UTF-8 is read as
-// ISO-8859-1, the encoding Kafka reads these files in (Properties.load of a
-// stream), so a file saved by a Latin-1 editor means what it means to Kafka.
+// order mark if there is one. Text with any byte that is not valid UTF-8
+// is read, all of it, as ISO-8859-1, the encoding Kafka reads these files
+// in (Properties.load of a stream), so a file saved by a Latin-1 editor
+// means what it means to Kafka. Not line by line: a stray Latin-1 byte
+// says the file is not UTF-8, and reading the rest as Kafka does keeps
+// every file that works with Kafka working (Java's PropertyResourceBundle
+// falls back the same way).
 // (A UTF-8 file with characters beyond ASCII reads differently in Kafka,
 // which sees each byte as a character: Sluice reads what was written.)
 // Text that starts with a UTF-16 byte order mark is read as UTF-16.
