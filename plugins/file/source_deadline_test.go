@@ -31,7 +31,11 @@ func (e *endlessLine) close() error { return nil }
 // cancels Poll before Stop, and a task reading a long line to its end first
 // could not be stopped.
 func TestSourcePollKeepsItsDeadlineInALongLine(t *testing.T) {
-	task := startSource(t, &fakeSourceContext{}, map[string]string{"topic": "t"})
+	task := &SourceTask{stdin: strings.NewReader("")}
+	if err := task.Start(context.Background(), &fakeSourceContext{}, map[string]string{"topic": "t"}); err != nil {
+		t.Fatal(err)
+	}
+	_ = task.in.close()
 	task.in = &endlessLine{chunk: []byte(strings.Repeat("x", 1024))}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
