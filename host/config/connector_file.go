@@ -70,9 +70,8 @@ func ParseConnectorSettings(raw []byte) (*ConnectorFile, error) {
 		// Go's decoder would read bytes that are not UTF-8 (a file saved
 		// by a Latin-1 editor) as U+FFFD, a value nobody wrote; Jackson
 		// refuses them too.
-		if !utf8.Valid(text) {
-			line, col := position(text, invalidUTF8(text))
-			return nil, fmt.Errorf("malformed JSON: line %d column %d: not UTF-8 (a JSON file is UTF-8, or UTF-16 after a byte order mark)", line, col)
+		if _, err := DecodeJSONText(text); err != nil {
+			return nil, err
 		}
 		// The text with its leading blank lines, so that an error's
 		// line is the one the user's editor shows; other white space
@@ -92,6 +91,19 @@ func ParseConnectorSettings(raw []byte) (*ConnectorFile, error) {
 		return nil, err
 	}
 	return &ConnectorFile{Name: props["name"], Config: props}, nil
+}
+
+// DecodeJSONText returns the text of a JSON file as Jackson reads it:
+// UTF-16 after a UTF-16 byte order mark, a UTF-8 byte order mark skipped.
+// Bytes that are not UTF-8 are an error naming their line: Go's decoder
+// would read them as U+FFFD, a value nobody wrote.
+func DecodeJSONText(raw []byte) ([]byte, error) {
+	text := bytes.TrimPrefix(decodeUTF16(raw), []byte(utf8BOM))
+	if !utf8.Valid(text) {
+		line, col := position(text, invalidUTF8(text))
+		return nil, fmt.Errorf("malformed JSON: line %d column %d: not UTF-8 (a JSON file is UTF-8, or UTF-16 after a byte order mark)", line, col)
+	}
+	return text, nil
 }
 
 func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {

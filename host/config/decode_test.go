@@ -113,3 +113,17 @@ func TestParseConnectorConfigJSONAfterUnicodeSpace(t *testing.T) {
 		t.Fatalf("got %+v, %v", cf, err)
 	}
 }
+
+// DecodeJSONText reads what Jackson reads: UTF-16 and UTF-8 byte order
+// marks; bytes that are not UTF-8 are an error naming the line.
+func TestDecodeJSONText(t *testing.T) {
+	for _, in := range [][]byte{[]byte(`{"a":"é"}`), []byte("\xef\xbb\xbf{\"a\":\"é\"}"), utf16le(`{"a":"é"}`)} {
+		got, err := DecodeJSONText(in)
+		if err != nil || string(got) != `{"a":"é"}` {
+			t.Errorf("%q: got %q, %v", in, got, err)
+		}
+	}
+	if _, err := DecodeJSONText([]byte("{\n\"a\":\"\xe9\"}")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("Latin-1: got %v", err)
+	}
+}
