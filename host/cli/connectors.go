@@ -405,8 +405,13 @@ func (e *env) offsets(pos []string) error {
 		if err != nil {
 			return err
 		}
+		// Decoded as the worker decodes a JSON connector file.
+		text, err := config.DecodeJSONText(raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", pos[2], err)
+		}
 		var body json.RawMessage
-		if err := json.Unmarshal(raw, &body); err != nil {
+		if err := json.Unmarshal(text, &body); err != nil {
 			return fmt.Errorf("%s: not JSON: %w", pos[2], err)
 		}
 		return e.message(http.MethodPatch, p, body)

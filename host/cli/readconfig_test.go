@@ -109,3 +109,26 @@ func TestCreateNameConflict(t *testing.T) {
 		}
 	}
 }
+
+// An offsets file for "offsets alter" is JSON as a connector file is: a
+// byte order mark (UTF-8, or UTF-16 as PowerShell 5 writes) is read, not
+// refused as "not JSON".
+func TestOffsetsAlterFileWithBOM(t *testing.T) {
+	const body = `{"offsets":[{"partition":{"filename":"/in"},"offset":{"position":7}}]}`
+	for name, raw := range map[string][]byte{
+		"utf8bom.json": append([]byte("\xef\xbb\xbf"), body...),
+		"utf16.json":   utf16le(body),
+	} {
+		w := newWorker(t)
+		w.run(t, "connectors", "create", "-c", "name=src", "-c", "connector.class=FileStreamSource", "-c", "topic=t").ok(t)
+		w.run(t, "connectors", "stop", "src").ok(t)
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		w.run(t, "connectors", "offsets", "src", "alter", p).ok(t)
+		if got := w.run(t, "connectors", "offsets", "src").ok(t).stdout; !strings.Contains(got, `{"position":7}`) {
+			t.Errorf("%s: offsets after alter:\n%s", name, got)
+		}
+	}
+}
