@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -125,5 +127,26 @@ func TestDecodeJSONText(t *testing.T) {
 	}
 	if _, err := DecodeJSONText([]byte("{\n\"a\":\"\xe9\"}")); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("Latin-1: got %v", err)
+	}
+}
+
+// An empty CONNECT_* variable sets its property to the empty string over
+// the file's value, as in Confluent's image, where an empty
+// CONNECT_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM is how host name checks are
+// turned off; only a variable that is not set leaves the file's value.
+func TestEnvOverrideEmptyValueSetsEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.properties")
+	if err := os.WriteFile(path, []byte("ssl.endpoint.identification.algorithm=https\nplugin.path=/p\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	props, err := ReadWorkerProps(path, []string{"CONNECT_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM=", "CONNECT_PLUGIN_PATHS=/q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := props["ssl.endpoint.identification.algorithm"]; !ok || v != "" {
+		t.Errorf("ssl.endpoint.identification.algorithm = %q, %v; want set and empty", v, ok)
+	}
+	if props["plugin.path"] != "/p" {
+		t.Errorf("plugin.path = %q, want the file's /p", props["plugin.path"])
 	}
 }
