@@ -23,10 +23,15 @@ const (
 	// kafkaRetriable is the base of the Kafka client's retriable errors.
 	kafkaRetriable = "org.apache.kafka.common.errors.RetriableException"
 
-	// Executing classes of the stages that run no configured class.
-	classTransformation = "org.apache.kafka.connect.transforms.Transformation"
-	classProducer       = "org.apache.kafka.clients.producer.KafkaProducer"
-	classConsumer       = "org.apache.kafka.clients.consumer.KafkaConsumer"
+	// Executing classes of the stages that run no configured class. Kafka
+	// Connect names its WorkerSourceTask for a send the producer refused
+	// and SinkTask (the interface, whatever the connector's task) for an
+	// errant record report, so the same values appear in
+	// __connect.errors.class.name for those who filter on them.
+	classTransformation   = "org.apache.kafka.connect.transforms.Transformation"
+	classWorkerSourceTask = "org.apache.kafka.connect.runtime.WorkerSourceTask"
+	classSinkTask         = "org.apache.kafka.connect.sink.SinkTask"
+	classConsumer         = "org.apache.kafka.clients.consumer.KafkaConsumer"
 )
 
 // Retriable says whether err is worth another attempt: a plugin's
@@ -119,7 +124,8 @@ func innermost(err error) error {
 
 // executingClass is the class Kafka Connect names for a stage
 // (__connect.errors.class.name): the transformation that failed, the
-// converter of the stage, the task, or the Kafka client.
+// converter of the stage, Kafka's WorkerSourceTask for a refused send,
+// Kafka's SinkTask for an errant record report, the task otherwise.
 func (o *Operator) executingClass(stage runtime.Stage, err error) string {
 	switch stage {
 	case runtime.StageTransformation:
@@ -135,7 +141,9 @@ func (o *Operator) executingClass(stage runtime.Stage, err error) string {
 	case runtime.StageHeaderConverter:
 		return o.opts.HeaderConverterClass
 	case runtime.StageProduce:
-		return classProducer
+		return classWorkerSourceTask
+	case runtime.StagePut:
+		return classSinkTask
 	case runtime.StageConsume:
 		return classConsumer
 	}

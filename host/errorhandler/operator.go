@@ -23,8 +23,9 @@ const minRetryDelay = 300 * time.Millisecond
 type Options struct {
 	Task     runtime.TaskID
 	Settings Settings
-	// TaskClass names the task in reports of TASK_PUT and TASK_POLL; the
-	// converter classes name the converter stages.
+	// TaskClass names the task in reports of TASK_POLL (TASK_PUT reports
+	// name Kafka's SinkTask, as Kafka Connect's do); the converter classes
+	// name the converter stages.
 	TaskClass            string
 	KeyConverterClass    string
 	ValueConverterClass  string

@@ -268,9 +268,10 @@ func TestExecutingClassAndException(t *testing.T) {
 		{runtime.StageValueConverter, fmt.Errorf("VALUE_CONVERTER: record t-0@1: %w", &convert.DataError{Msg: "Converting byte[] to Kafka Connect data failed"}), "org.apache.kafka.connect.json.JsonConverter", DataException, "Converting byte[] to Kafka Connect data failed"},
 		{runtime.StageKeyConverter, errors.New("x"), "org.apache.kafka.connect.storage.StringConverter", ConnectException, "x"},
 		{runtime.StageHeaderConverter, errors.New("x"), "org.apache.kafka.connect.storage.SimpleHeaderConverter", ConnectException, "x"},
-		{runtime.StagePut, errors.New("bad row"), "io.test.TestSinkConnector", ConnectException, "bad row"},
-		{runtime.StageProduce, fmt.Errorf("KAFKA_PRODUCE: write to topic t: %w", kerr.MessageTooLarge), classProducer, KafkaException, kerr.MessageTooLarge.Message + ": " + kerr.MessageTooLarge.Description},
-		{runtime.StagePut, &wire.Error{Kind: wire.KindRetriable, Message: "again"}, "io.test.TestSinkConnector", RetriableException, "again"},
+		// Kafka's WorkerErrantRecordReporter names SinkTask, not the task's class.
+		{runtime.StagePut, errors.New("bad row"), "org.apache.kafka.connect.sink.SinkTask", ConnectException, "bad row"},
+		{runtime.StageProduce, fmt.Errorf("KAFKA_PRODUCE: write to topic t: %w", kerr.MessageTooLarge), "org.apache.kafka.connect.runtime.WorkerSourceTask", KafkaException, kerr.MessageTooLarge.Message + ": " + kerr.MessageTooLarge.Description},
+		{runtime.StagePut, &wire.Error{Kind: wire.KindRetriable, Message: "again"}, "org.apache.kafka.connect.sink.SinkTask", RetriableException, "again"},
 	} {
 		if got := o.executingClass(c.stage, c.err); got != c.class {
 			t.Errorf("%s: class %s, want %s", c.stage, got, c.class)
