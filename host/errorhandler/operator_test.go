@@ -306,7 +306,21 @@ func TestParseSettings(t *testing.T) {
 	if s != want || !s.Reports() {
 		t.Fatalf("settings %+v, want %+v", s, want)
 	}
-	_, err = ParseSettings(map[string]string{KeyRetryTimeout: "-2", KeyTolerance: "some", KeyLogEnable: "yes", KeyDLQReplicationFactor: "0"})
+	// Kafka Connect defines errors.retry.timeout without a validator and
+	// retries without end for any negative value, not only -1: a
+	// connector config it runs must not fail its task here.
+	// A timeout too long for a time.Duration is forever too, not an
+	// overflow into the past.
+	for _, v := range []string{"-2", "-60000", "-9223372036854775808", "9223372036854775807"} {
+		s, err := ParseSettings(map[string]string{KeyRetryTimeout: v})
+		if err != nil || s.RetryTimeout != NoRetryTimeout {
+			t.Errorf("%s=%s: %+v, %v; want retries without end", KeyRetryTimeout, v, s, err)
+		}
+	}
+	if s, err := ParseSettings(map[string]string{KeyRetryDelayMax: "9223372036854775807"}); err != nil || s.RetryDelayMax <= 0 {
+		t.Errorf("%s=max int64: %+v, %v; want the longest wait", KeyRetryDelayMax, s, err)
+	}
+	_, err = ParseSettings(map[string]string{KeyRetryTimeout: "soon", KeyTolerance: "some", KeyLogEnable: "yes", KeyDLQReplicationFactor: "0"})
 	for _, k := range []string{KeyRetryTimeout, KeyTolerance, KeyLogEnable, KeyDLQReplicationFactor} {
 		if err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("error %v does not name %s", err, k)

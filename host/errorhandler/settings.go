@@ -3,6 +3,7 @@ package errorhandler
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +35,8 @@ const NoRetryTimeout time.Duration = -1
 // Settings are a connector's error handling settings.
 type Settings struct {
 	// RetryTimeout is how long a retriable failure is retried: 0 not at
-	// all, NoRetryTimeout forever.
+	// all, NoRetryTimeout forever (errors.retry.timeout -1, or any
+	// negative value).
 	RetryTimeout time.Duration
 	// RetryDelayMax caps the wait between two attempts.
 	RetryDelayMax time.Duration
@@ -63,18 +65,23 @@ func ParseSettings(cfg map[string]string) (Settings, error) {
 		v = strings.TrimSpace(v)
 		return v, ok && v != ""
 	}
-	millis := func(key string, min int64) (time.Duration, bool) {
+	// millis reads a number of milliseconds of at least min; one too
+	// large for a Duration (over 292 years) is the longest Duration.
+	millis := func(key string, min int64, want string) (time.Duration, bool) {
 		v, ok := get(key)
 		if !ok {
 			return 0, false
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < min {
-			errs = append(errs, fmt.Errorf("%s: invalid value %q: want an integer of at least %d", key, v, min))
+			errs = append(errs, fmt.Errorf("%s: invalid value %q: want %s", key, v, want))
 			return 0, false
 		}
-		if n < 0 {
+		switch {
+		case n < 0: // only errors.retry.timeout allows it
 			return NoRetryTimeout, true
+		case n > math.MaxInt64/int64(time.Millisecond):
+			return math.MaxInt64, true
 		}
 		return time.Duration(n) * time.Millisecond, true
 	}
@@ -92,10 +99,16 @@ func ParseSettings(cfg map[string]string) (Settings, error) {
 		errs = append(errs, fmt.Errorf("%s: invalid value %q: want true or false", key, v))
 		return false
 	}
-	if d, ok := millis(KeyRetryTimeout, -1); ok {
+	// Any negative errors.retry.timeout is forever, as in Kafka Connect,
+	// which defines it without a validator; so is one too large for a
+	// Duration.
+	if d, ok := millis(KeyRetryTimeout, math.MinInt64, "an integer"); ok {
 		s.RetryTimeout = d
+		if d == math.MaxInt64 {
+			s.RetryTimeout = NoRetryTimeout
+		}
 	}
-	if d, ok := millis(KeyRetryDelayMax, 0); ok {
+	if d, ok := millis(KeyRetryDelayMax, 0, "an integer of at least 0"); ok {
 		s.RetryDelayMax = d
 	}
 	if v, ok := get(KeyTolerance); ok {
