@@ -86,7 +86,7 @@ func parseCastSpec(mappings []string) (fields map[string]data.Type, whole data.T
 		}
 	}
 	if whole != data.TypeInvalid && len(mappings) > 1 {
-		return nil, 0, configErr("Cast transformations that specify a type to cast the entire value to may ony specify a single cast in their spec")
+		return nil, 0, configErr("Cast transformations that specify a type to cast the entire value to may only specify a single cast in their spec")
 	}
 	return fields, whole, nil
 }

@@ -175,8 +175,11 @@ func TestCastSpecValidation(t *testing.T) {
 		{"a:bytes", "Cast transformation does not support casting to BYTES; supported types are [INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING]"},
 		{"a:foo", "Invalid type found in casting spec: foo"},
 		{"foo", "Invalid type found in casting spec: foo"},
-		{"int8,a:int16", "Cast transformations that specify a type to cast the entire value to may ony specify a single cast in their spec"},
+		{"int8,a:int16", "Cast transformations that specify a type to cast the entire value to may only specify a single cast in their spec"},
 		{"a:b:c", "Invalid value [a:b:c] for configuration renames: Invalid rename mapping: a:b:c"},
+		// An empty entry (a trailing comma) is an empty type, as Java's
+		// "".split(":") is [""]; it is not a bad field:type pair.
+		{"a:int32,", "Invalid type found in casting spec: "},
 	} {
 		_, err := New("Cast$Value", props("spec", c.spec))
 		if err == nil || err.Error() != c.want {

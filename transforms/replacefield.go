@@ -39,6 +39,11 @@ const replacePurpose = "field replacement"
 // javaSplit is String.split with a one-character separator: trailing empty
 // strings are dropped.
 func javaSplit(s, sep string) []string {
+	if s == "" {
+		// Java's "".split(sep) is [""], not []: no trailing empty
+		// strings are removed from an input that has no separator.
+		return []string{""}
+	}
 	parts := strings.Split(s, sep)
 	for len(parts) > 0 && parts[len(parts)-1] == "" {
 		parts = parts[:len(parts)-1]
