@@ -11,7 +11,10 @@ import (
 // worker writes the class into the __connect.errors.exception.class.name
 // header of a dead-lettered record.
 const (
-	DataException            = "org.apache.kafka.connect.errors.DataException"
+	DataException = "org.apache.kafka.connect.errors.DataException"
+	// SchemaBuilderException is what SchemaBuilder throws for a field
+	// name given twice (Flatten, InsertField, ReplaceField renames).
+	SchemaBuilderException   = "org.apache.kafka.connect.errors.SchemaBuilderException"
 	ConnectException         = "org.apache.kafka.connect.errors.ConnectException"
 	ConfigException          = "org.apache.kafka.common.config.ConfigException"
 	IllegalArgumentException = "java.lang.IllegalArgumentException"

@@ -126,9 +126,6 @@ const logicalCast = "whole-value Cast of a logical type drops the logical name (
 // kafkaGoldenTodo lists the cases where Sluice still differs from Kafka
 // by mistake.
 var kafkaGoldenTodo = map[string]string{
-	"flatten/struct-collision":          "SchemaBuilderException",
-	"insert/dup-field":                  "SchemaBuilderException",
-	"replace/[renames=a:c]":             "SchemaBuilderException",
 	"v2k/null-schemaless":               "schemaless tombstone",
 	"flatten/map-collision":             "two keys flattening to one name: the winner follows Go's random map order",
 	"replace-map/[renames=a:c]":         "a rename onto an existing key: the winner follows Go's random map order",

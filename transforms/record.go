@@ -59,7 +59,7 @@ func copyBasics(source *data.Schema, t data.Type) *data.Schema {
 // position. It fails on a duplicate name, as SchemaBuilder.field does.
 func addField(s *data.Schema, name string, fs *data.Schema) error {
 	if s.Field(name) != nil {
-		return dataErr("Cannot create field because of field name duplication %s", name)
+		return &Exception{Class: SchemaBuilderException, Message: "Cannot create field because of field name duplication " + name}
 	}
 	s.Fields = append(s.Fields, data.Field{Name: name, Index: len(s.Fields), Schema: fs})
 	return nil
