@@ -34,8 +34,8 @@ func newValueToKey(v *config.Values) (Transformation, error) {
 
 func (t *valueToKey) Apply(r *data.Record) (*data.Record, error) {
 	if r.ValueSchema == nil {
-		// A schemaless tombstone gives a key whose fields are all null.
-		m, err := requireMapOrNull(r.Value, valueToKeyPurpose)
+		// A schemaless tombstone fails, as in Kafka: requireMap refuses null.
+		m, err := requireMap(r.Value, valueToKeyPurpose)
 		if err != nil {
 			return nil, err
 		}

@@ -126,7 +126,6 @@ const logicalCast = "whole-value Cast of a logical type drops the logical name (
 // kafkaGoldenTodo lists the cases where Sluice still differs from Kafka
 // by mistake.
 var kafkaGoldenTodo = map[string]string{
-	"v2k/null-schemaless":               "schemaless tombstone",
 	"flatten/map-collision":             "two keys flattening to one name: the winner follows Go's random map order",
 	"replace-map/[renames=a:c]":         "a rename onto an existing key: the winner follows Go's random map order",
 	"regexrouter/silent[[a-z&&[^t]]+]":  "RE2 reads Java's class intersection as other characters",
