@@ -51,7 +51,9 @@
 //
 //   - Regular expressions (RegexRouter.regex, TopicNameMatches.pattern) are
 //     Go's RE2: no lookaround, no backreferences; such a pattern is refused
-//     as an invalid regex. Both still match the whole topic, and RegexRouter's
+//     as an invalid regex. So is what RE2 would read otherwise than Java:
+//     class intersection ([a-z&&[^t]]), a class inside a class
+//     ([a-d[m-p]], [[:alpha:]]) and the (?U) flag. Both still match the whole topic, and RegexRouter's
 //     replacement follows Java's syntax ($1, ${name}, \$).
 //   - Date patterns (TimestampConverter.format, TimestampRouter.timestamp.format)
 //     are SimpleDateFormat's letters G y Y M L w W D d F E u a H k K h m s S z

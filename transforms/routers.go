@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -29,7 +30,55 @@ func compileFull(pattern string) (*regexp.Regexp, error) {
 	if _, err := regexp.Compile(pattern); err != nil {
 		return nil, err
 	}
+	if why := javaOnlySyntax(pattern); why != "" {
+		return nil, errors.New(why + ", which java.util.regex and Go's RE2 both accept but read differently; Sluice does not support it")
+	}
 	return regexp.Compile(`^(?:` + pattern + `)$`)
+}
+
+// javaOnlySyntax names syntax that RE2 compiles with another meaning than
+// java.util.regex gives it, or returns "". Refusing it when configured
+// beats routing or matching other topics than Kafka would: RE2 reads
+// Java's class intersection [a-z&&[^t]] and union [a-d[m-p]] as plain
+// characters ("[[:alpha:]]" is a POSIX class to RE2, a union of ":alph"
+// to Java), and its (?U) flag makes quantifiers lazy where Java's makes
+// \w and friends Unicode-aware.
+func javaOnlySyntax(p string) string {
+	inClass, classStart := false, 0
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\':
+			if i+1 < len(p) && p[i+1] == 'Q' {
+				// \Q...\E is literal text, in and out of classes.
+				end := strings.Index(p[i+2:], `\E`)
+				if end < 0 {
+					return ""
+				}
+				i += 2 + end + 1
+				continue
+			}
+			i++
+		case inClass:
+			switch {
+			case c == '[':
+				return "a class inside a class (Java's class union)"
+			case c == '&' && i+1 < len(p) && p[i+1] == '&':
+				return "a class intersection (&&)"
+			case c == ']' && i != classStart+1 && !(i == classStart+2 && p[classStart+1] == '^'):
+				inClass = false
+			}
+		case c == '[':
+			inClass, classStart = true, i
+		case c == '(' && strings.HasPrefix(p[i:], "(?"):
+			for j := i + 2; j < len(p) && (p[j] == '-' || 'a' <= p[j] && p[j] <= 'z' || 'A' <= p[j] && p[j] <= 'Z'); j++ {
+				if p[j] == 'U' {
+					return "the flag (?U)"
+				}
+			}
+		}
+	}
+	return ""
 }
 
 type regexRouter struct {

@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -205,6 +206,39 @@ func TestSetSchemaMetadata(t *testing.T) {
 	} {
 		if _, err := New(cls, c.props); err == nil || err.Error() != c.want {
 			t.Errorf("%v: %v, want %q", c.props, err, c.want)
+		}
+	}
+}
+
+// TestJavaOnlyRegexRefused checks that syntax java.util.regex and RE2 both
+// accept but read differently is refused when configured, naming the key,
+// rather than routing or matching other topics than Kafka would.
+func TestJavaOnlyRegexRefused(t *testing.T) {
+	for _, c := range []struct{ class, key, pattern, why string }{
+		{"RegexRouter", "regex", "[a-z&&[^t]]+", "class intersection"},
+		{"RegexRouter", "regex", "[a-d[s-t]]+", "class inside a class"},
+		{"RegexRouter", "regex", "[[:alpha:]]+", "class inside a class"},
+		{"RegexRouter", "regex", "(?U)\\w+", "(?U)"},
+		{"TopicNameMatches", "pattern", "[\\w&&[^_]]+", "class intersection"},
+		{"TopicNameMatches", "pattern", "(?iU:x)", "(?U)"},
+	} {
+		p := props(c.key, c.pattern, "replacement", "x")
+		var err error
+		if c.class == "RegexRouter" {
+			_, err = New(c.class, p)
+		} else {
+			_, err = NewPredicate(c.class, props(c.key, c.pattern))
+		}
+		prefix := "Invalid value " + c.pattern + " for configuration " + c.key + ": Invalid regex: "
+		if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s %s=%q: error %v, want %q... naming %q", c.class, c.key, c.pattern, err, prefix, c.why)
+		}
+	}
+	// What both read alike still works: escapes and \Q..\E inside and
+	// outside classes, a leading ] in a class, other flags.
+	for _, pattern := range []string{`[\[\]a&]+`, `\Q[a&&b]\E`, `[]a]`, `(?i)TEST`, `(?<n>t)est`, `a&&b`} {
+		if _, err := New("RegexRouter", props("regex", pattern, "replacement", "x")); err != nil {
+			t.Errorf("regex %q: %v", pattern, err)
 		}
 	}
 }
