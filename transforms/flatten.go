@@ -1,6 +1,9 @@
 package transforms
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/data"
 )
@@ -74,7 +77,11 @@ func (t *flatten) Apply(r *data.Record) (*data.Record, error) {
 }
 
 func (t *flatten) flattenMap(m map[string]any, prefix string, out map[string]any) error {
-	for k, v := range m {
+	// Keys in order, so that when two flatten to one name ("a.b" and
+	// {"a":{"b":..}}) the same one wins every time: the later in order,
+	// as with Java's HashMap order for such short keys.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
 		name := t.name(prefix, k)
 		if v == nil {
 			out[name] = nil

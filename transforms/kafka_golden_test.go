@@ -134,10 +134,7 @@ const logicalCast = "whole-value Cast of a logical type drops the logical name (
 
 // kafkaGoldenTodo lists the cases where Sluice still differs from Kafka
 // by mistake.
-var kafkaGoldenTodo = map[string]string{
-	"flatten/map-collision":     "two keys flattening to one name: the winner follows Go's random map order",
-	"replace-map/[renames=a:c]": "a rename onto an existing key: the winner follows Go's random map order",
-}
+var kafkaGoldenTodo = map[string]string{}
 
 func readJSONLines(t *testing.T, path string) []map[string]any {
 	t.Helper()

@@ -1,6 +1,8 @@
 package transforms
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/sluice-io/sluice/pluginsdk/config"
@@ -129,9 +131,11 @@ func (t *replaceField) Apply(r *data.Record) (*data.Record, error) {
 			return nil, err
 		}
 		out := make(map[string]any, len(m))
-		for k, fv := range m {
+		// Keys in order, so that a rename onto a key the map already has
+		// gives the same result every time: the later key in order wins.
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if t.keep(k) {
-				out[t.renamed(k)] = fv
+				out[t.renamed(k)] = m[k]
 			}
 		}
 		return t.side.with(r, nil, out), nil
