@@ -121,6 +121,12 @@ var kafkaGoldenKnown = map[string]string{
 	"regexrouter/silent[(?iU)T]":                    "refused when configured, as regexrouter/silent[(?U)\\w+]",
 	"topicmatches/silent[(?iU)T]":                   "refused when configured, as regexrouter/silent[(?U)\\w+]",
 	"regexrouter/[[a-z&&[^t]]+]->[cls]":             "refused when configured, as regexrouter/silent[[a-z&&[^t]]+]",
+	"r2/cast-f32-str[123456789.0]":                  "Float.toString is JDK-dependent: JDK 19+ (and Sluice) print the shortest digits, 1.2345679E8; the JDK 17 that made these cases prints 1.23456792E8",
+	"r2/cast-bool-badbool":                          "as cast/int32->decimal",
+	"r2/tsconv-sec-string":                          "as tsconv/from-string-noformat",
+	"r2/tsconv-parse[yyyy-MM-dd z][2023-11-14 PST]": "zone names other than GMT/UTC are not parsed (doc.go)",
+	"r2/replace-whitelist":                          "ReplaceField still reads whitelist, which Kafka 4.0 removed (doc.go)",
+	"r2/extract-v2-empty":                           "Kafka fails on an empty V2 path (fromIndex(0) > toIndex(-1)); Sluice reads the field named \"\"",
 	"topicmatches/[[]":                              "RE2's parse error text is not java.util.regex's",
 	"tsrouter/nullts":                               "Kafka's message prints SourceRecord{...}, a class Sluice's records do not have",
 	"tsrouter/badformat":                            "a bad timestamp.format is refused when configured, naming the key; Kafka fails on the first record",
@@ -134,7 +140,9 @@ const logicalCast = "whole-value Cast of a logical type drops the logical name (
 
 // kafkaGoldenTodo lists the cases where Sluice still differs from Kafka
 // by mistake.
-var kafkaGoldenTodo = map[string]string{}
+var kafkaGoldenTodo = map[string]string{
+	"r2/cast-str[١٢]->int32": "Java's Integer.parseInt reads any Unicode decimal digits",
+}
 
 func readJSONLines(t *testing.T, path string) []map[string]any {
 	t.Helper()
