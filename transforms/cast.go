@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sluice-io/sluice/pluginsdk/config"
 	"github.com/sluice-io/sluice/pluginsdk/data"
@@ -337,7 +339,7 @@ func castValue(s *data.Schema, v any, target data.Type) (any, error) {
 			n = 1
 		}
 	case string:
-		p, err := strconv.ParseInt(x, 10, bits)
+		p, err := strconv.ParseInt(javaDigits(x), 10, bits)
 		if err != nil {
 			return nil, outOfRange()
 		}
@@ -461,4 +463,37 @@ func mustDateFormat(p string) *dateFormat {
 		panic("compile " + p + ": " + err.Error())
 	}
 	return f
+}
+
+// javaDigits rewrites the decimal digits of other scripts ("١٢",
+// fullwidth "１２") as ASCII ones, since Integer.parseInt and friends read
+// any digit Character.digit knows. Java works on UTF-16 units, so only
+// digits of the Basic Multilingual Plane count.
+func javaDigits(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r < utf8.RuneSelf || r > 0xFFFF || !unicode.IsDigit(r) {
+			b.WriteRune(r)
+			continue
+		}
+		// Unicode puts each script's digits 0-9 in a run starting at its
+		// zero; runs of several sets of ten (mathematical digits) are
+		// beyond the BMP.
+		zero := r
+		for unicode.IsDigit(zero-1) && r-zero < 9 {
+			zero--
+		}
+		b.WriteByte(byte('0' + (r-zero)%10))
+	}
+	return b.String()
 }

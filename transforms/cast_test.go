@@ -226,3 +226,32 @@ func TestJavaNumberText(t *testing.T) {
 		}
 	}
 }
+
+// TestCastUnicodeDigits: Integer.parseInt and friends read any Unicode
+// decimal digits (Character.digit), not only ASCII ones.
+func TestCastUnicodeDigits(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		spec string
+		want any
+	}{
+		{"١٢", "int32", int32(12)},     // Arabic-Indic
+		{"-１２３", "int16", int16(-123)}, // fullwidth
+		{"४२", "int64", int64(42)},     // Devanagari
+	} {
+		tr, err := New("Cast$Value", props("spec", c.spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tr.Apply(valueRec(data.StringSchema, c.in))
+		if err != nil || got.Value != c.want {
+			t.Errorf("%q to %s: %v, %v; want %v", c.in, c.spec, got, err, c.want)
+		}
+	}
+	// Java reads UTF-16 units: a digit beyond the BMP is two surrogates,
+	// neither of them a digit.
+	tr, _ := New("Cast$Value", props("spec", "int8"))
+	if _, err := tr.Apply(valueRec(data.StringSchema, "𝟗")); err == nil || err.Error() != "Value (𝟗) was out of range for requested data type" {
+		t.Errorf("mathematical digit nine: %v", err)
+	}
+}

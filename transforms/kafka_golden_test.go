@@ -140,9 +140,7 @@ const logicalCast = "whole-value Cast of a logical type drops the logical name (
 
 // kafkaGoldenTodo lists the cases where Sluice still differs from Kafka
 // by mistake.
-var kafkaGoldenTodo = map[string]string{
-	"r2/cast-str[١٢]->int32": "Java's Integer.parseInt reads any Unicode decimal digits",
-}
+var kafkaGoldenTodo = map[string]string{}
 
 func readJSONLines(t *testing.T, path string) []map[string]any {
 	t.Helper()
