@@ -106,7 +106,7 @@ func parseFieldPath(text, version string) (fieldPath, error) {
 
 func fieldPathV2(path string) ([]string, error) {
 	incomplete := func(at int) error {
-		return configErr("Incomplete backtick pair in path: [" + path + "], consider adding a backslash before backtick at position " + strconv.Itoa(at) + " to escape it")
+		return keyErr("field", "Incomplete backtick pair in path: ["+path+"], consider adding a backslash before backtick at position "+strconv.Itoa(at)+" to escape it")
 	}
 	var steps []string
 	idx := 0

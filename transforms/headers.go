@@ -173,7 +173,7 @@ func newHeaderFrom(s side, v *config.Values) (Transformation, error) {
 	t := &headerFrom{side: s, fields: v.List("fields"), headers: v.List("headers"), operation: v.String("operation"),
 		replaceNull: v.Bool("replace.null.with.default")}
 	if len(t.fields) != len(t.headers) {
-		return nil, configErr("'fields' config must have the same number of elements as 'headers' config.")
+		return nil, keyErr("fields", "'fields' config must have the same number of elements as 'headers' config.")
 	}
 	t.move = t.operation == "move"
 	return t, nil

@@ -286,3 +286,8 @@ var nonEmptyList = config.Lambda(func(name string, v any) error {
 // configErr is a ConfigException without a setting name: its message is
 // all there is.
 func configErr(msg string) error { return &config.Error{Message: msg} }
+
+// keyErr is a ConfigException whose message, Kafka's, names no setting,
+// tied to the setting at fault so that validation reports it there
+// rather than on the class.
+func keyErr(name, msg string) error { return &config.Error{Name: name, Message: msg} }

@@ -53,12 +53,12 @@ func newTimestampConverter(s side, v *config.Values) (Transformation, error) {
 		precision: v.String("unix.precision"), replaceNull: v.Bool("replace.null.with.default")}
 	pattern := v.String("format")
 	if t.target == tsString && strings.TrimSpace(pattern) == "" {
-		return nil, configErr("TimestampConverter requires format option to be specified when using string timestamps")
+		return nil, keyErr("format", "TimestampConverter requires format option to be specified when using string timestamps")
 	}
 	if strings.TrimSpace(pattern) != "" {
 		f, err := compileDateFormat(pattern)
 		if err != nil {
-			return nil, configErr("TimestampConverter requires a SimpleDateFormat-compatible pattern for string timestamps: " + pattern)
+			return nil, keyErr("format", "TimestampConverter requires a SimpleDateFormat-compatible pattern for string timestamps: "+pattern)
 		}
 		t.format = f
 	}
