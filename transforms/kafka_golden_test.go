@@ -133,7 +133,11 @@ var kafkaGoldenKnown = map[string]string{
 	"setschema/int[schema.name=n]":                  "Kafka 4.x fails on any non-struct schema (\"Cannot list fields on non-struct type\"); Sluice sets the metadata as Kafka 3.x did",
 	"setschema/int[schema.version=4]":               "as setschema/int[schema.name=n]",
 	"setschema/int[schema.name=n&schema.version=5]": "as setschema/int[schema.name=n]",
-	"setschema/decimal":                             "as setschema/int[schema.name=n]",
+	"r3/SetSchemaMetadata$Key{\"schema.name\": \"n\"}/int-null":           "as setschema/int[schema.name=n]",
+	"r3/SetSchemaMetadata$Key{\"schema.name\": \"n\"}/int-null-default":   "as setschema/int[schema.name=n]",
+	"r3/SetSchemaMetadata$Value{\"schema.name\": \"n\"}/int-null":         "as setschema/int[schema.name=n]",
+	"r3/SetSchemaMetadata$Value{\"schema.name\": \"n\"}/int-null-default": "as setschema/int[schema.name=n]",
+	"setschema/decimal": "as setschema/int[schema.name=n]",
 }
 
 const logicalCast = "whole-value Cast of a logical type drops the logical name (doc.go); Kafka keeps it on a schema its value no longer matches"

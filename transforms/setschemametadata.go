@@ -40,6 +40,11 @@ func newSetSchemaMetadata(s side, v *config.Values) (Transformation, error) {
 
 func (t *setSchemaMetadata) Apply(r *data.Record) (*data.Record, error) {
 	schema, value := t.side.get(r)
+	if schema == nil && value == nil {
+		// A tombstone without a schema (what JsonConverter reads from a
+		// null message) passes untouched, as in Kafka.
+		return r, nil
+	}
 	if err := requireSchema(schema, "updating schema metadata"); err != nil {
 		return nil, err
 	}
