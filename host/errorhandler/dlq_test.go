@@ -1,6 +1,7 @@
 package errorhandler
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -253,9 +255,11 @@ func TestDLQSourceRecord(t *testing.T) {
 }
 
 // A record that cannot reach the dead letter queue is not skipped: the
-// handler fails (the task would), and the failure is counted.
+// handler fails (the task would), and the failure is counted and logged
+// in Kafka Connect's words.
 func TestDLQWriteFailureFails(t *testing.T) {
-	e := newDLQEnv(t, Settings{ToleranceAll: true}, Options{})
+	var buf bytes.Buffer
+	e := newDLQEnv(t, Settings{ToleranceAll: true}, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &buf})})
 	e.cluster.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -265,6 +269,9 @@ func TestDLQWriteFailureFails(t *testing.T) {
 	}
 	if st := e.op.Stats(); st.DLQProduceFailures != 1 || st.RecordsSkipped != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+	if log := buf.String(); !strings.Contains(log, "[ERROR] Could not produce message to dead letter queue. topic=dlq") {
+		t.Errorf("log %q lacks Kafka Connect's line", log)
 	}
 }
 

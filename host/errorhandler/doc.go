@@ -59,7 +59,8 @@
 // Differences from Kafka Connect: Handle returns only once the dead letter
 // queue write is acknowledged (Kafka waits for it before committing the
 // sink's offsets, which comes to the same); a dead letter queue write that
-// fails fails the task instead of being logged and forgotten, as the
-// record would be lost; the stack trace header holds the plugin's trace
+// fails fails the task, where Kafka fails it only for an errant record
+// report and logs and forgets a converter's or a transformation's record,
+// which would be lost; the stack trace header holds the plugin's trace
 // when the plugin sent one, otherwise the exception class and the error.
 package errorhandler

@@ -129,7 +129,8 @@ func (o *Operator) deadLetter(ctx context.Context, rec runtime.ErrantRecord, cla
 	defer cancel()
 	if err := cl.ProduceSync(ctx, kr).FirstErr(); err != nil {
 		o.dlqFailures.Add(1)
-		o.log.Error("Could not produce message to dead letter queue", "topic", o.s.DLQTopic, "error", err)
+		// Kafka Connect's words, which users grep for.
+		o.log.Error("Could not produce message to dead letter queue. topic="+o.s.DLQTopic, "error", err)
 		return fmt.Errorf("write the record that failed at %s to the dead letter queue %s: %w (the failure: %v)", rec.Stage, o.s.DLQTopic, err, rec.Err)
 	}
 	return nil
