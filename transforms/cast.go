@@ -143,7 +143,7 @@ func (t *cast) Apply(r *data.Record) (*data.Record, error) {
 			}
 			out[f] = v
 		}
-		return t.side.with(r, nil, out), nil
+		return t.side.with(r, nil, withOthers(out, value)), nil
 	}
 	updated, err := t.cache.get(schema, func() (*data.Schema, error) { return t.updatedSchema(schema) })
 	if err != nil {

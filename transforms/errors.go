@@ -2,6 +2,8 @@ package transforms
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
@@ -137,8 +139,9 @@ func requireSchema(s *data.Schema, purpose string) error {
 }
 
 // asMap reads a MAP value as a map with string keys: the representation
-// schemaless records use. A data.Map (keys of other types) is read with
-// its keys printed, as Java would look them up by their string form.
+// schemaless records use. Of a data.Map only the entries with string keys
+// are read: a Java Map.get(name) never finds an Integer key 1 by "1".
+// withOthers puts the other entries back.
 func asMap(v any) (map[string]any, bool) {
 	switch m := v.(type) {
 	case map[string]any:
@@ -146,15 +149,53 @@ func asMap(v any) (map[string]any, bool) {
 	case data.Map:
 		out := make(map[string]any, len(m))
 		for _, e := range m {
-			k, ok := e.Key.(string)
-			if !ok {
-				k = data.FormatValue(e.Key)
+			if k, ok := e.Key.(string); ok {
+				out[k] = e.Value
 			}
-			out[k] = e.Value
 		}
 		return out, true
 	}
 	return nil, false
+}
+
+// nonStringEntries returns the entries of a data.Map whose keys are not
+// strings (nil for any other value).
+func nonStringEntries(v any) data.Map {
+	m, _ := v.(data.Map)
+	var out data.Map
+	for _, e := range m {
+		if _, ok := e.Key.(string); !ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// withOthers is the updated string-keyed map out of a transformation of
+// in, with in's entries whose keys are not strings carried over as they
+// were: Kafka copies every entry of the map it updates, key types kept.
+func withOthers(out map[string]any, in any) any {
+	others := nonStringEntries(in)
+	if len(others) == 0 {
+		return out
+	}
+	dm := make(data.Map, 0, len(out)+len(others))
+	for _, k := range slices.Sorted(maps.Keys(out)) {
+		dm = append(dm, data.MapEntry{Key: k, Value: out[k]})
+	}
+	return append(dm, others...)
+}
+
+// requireStringKeys fails, as Kafka's (String) cast of each key does, for
+// a map that has a key of another type (Flatten, ReplaceField).
+func requireStringKeys(v any) error {
+	others := nonStringEntries(v)
+	if len(others) == 0 {
+		return nil
+	}
+	c := javaClassName(others[0].Key)
+	return &Exception{Class: "java.lang.ClassCastException",
+		Message: "class " + c + " cannot be cast to class java.lang.String (" + c + " and java.lang.String are in module java.base of loader 'bootstrap')"}
 }
 
 // schemaTypeOf is ConnectSchema.schemaType: the schema type Kafka infers

@@ -45,6 +45,9 @@ func (t *flatten) Apply(r *data.Record) (*data.Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := requireStringKeys(value); err != nil {
+			return nil, err
+		}
 		out := make(map[string]any, len(m))
 		if err := t.flattenMap(m, "", out); err != nil {
 			return nil, err
@@ -92,6 +95,9 @@ func (t *flatten) flattenMap(m map[string]any, prefix string, out map[string]any
 			return dataErr("Flatten transformation was passed a value of type %s which is not supported by Connect's data API", javaClass(v))
 		case data.MapType:
 			nested, _ := asMap(v)
+			if err := requireStringKeys(v); err != nil {
+				return err
+			}
 			if err := t.flattenMap(nested, name, out); err != nil {
 				return err
 			}

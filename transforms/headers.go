@@ -196,7 +196,7 @@ func (t *headerFrom) Apply(r *data.Record) (*data.Record, error) {
 			}
 			headers = append(headers, data.Header{Key: t.headers[i], Value: m[f]})
 		}
-		out := t.side.with(r, nil, updated)
+		out := t.side.with(r, nil, withOthers(updated, value))
 		out.Headers = headers
 		return out, nil
 	}

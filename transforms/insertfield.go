@@ -118,7 +118,7 @@ func (t *insertField) apply(r *data.Record, offset *int64) (*data.Record, error)
 		if t.static != nil {
 			out[t.static.name] = *t.staticValue
 		}
-		return t.side.with(r, nil, out), nil
+		return t.side.with(r, nil, withOthers(out, value)), nil
 	}
 	st, err := requireStruct(value, insertPurpose)
 	if err != nil {

@@ -56,7 +56,7 @@ func (t *maskField) Apply(r *data.Record) (*data.Record, error) {
 			}
 			out[f] = mv
 		}
-		return t.side.with(r, nil, out), nil
+		return t.side.with(r, nil, withOthers(out, value)), nil
 	}
 	st, err := requireStruct(value, maskPurpose)
 	if err != nil {

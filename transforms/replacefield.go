@@ -130,6 +130,9 @@ func (t *replaceField) Apply(r *data.Record) (*data.Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := requireStringKeys(value); err != nil {
+			return nil, err
+		}
 		out := make(map[string]any, len(m))
 		// Keys in order, so that a rename onto a key the map already has
 		// gives the same result every time: the later key in order wins.

@@ -226,7 +226,7 @@ func (t *timestampConverter) Apply(r *data.Record) (*data.Record, error) {
 			return nil, err
 		}
 		out[t.field] = v
-		return t.side.with(r, nil, out), nil
+		return t.side.with(r, nil, withOthers(out, value)), nil
 	}
 	if t.field == "" {
 		kind, err := kindOf(schema)
