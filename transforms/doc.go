@@ -78,6 +78,17 @@
 //   - A whole-value Cast of a logical type (Decimal, Date, Time, Timestamp)
 //     drops the logical name from the result schema; Kafka copies it onto a
 //     schema whose value no longer matches it.
+//   - SetSchemaMetadata sets the name and version of a schema of any type;
+//     Kafka 4.x fails on any but a struct ("Cannot list fields on
+//     non-struct type").
+//   - Where Kafka's message embeds Java's own text (Cast's unknown type,
+//     "Invalid value java.lang.IllegalArgumentException: No enum constant
+//     ..."; a SimpleDateFormat pattern it refuses; InsertField's static
+//     field without a value, printed as an object hash), Sluice keeps
+//     Kafka's words about the setting and leaves the Java text out. Where
+//     Kafka fails with a NullPointerException (HeaderFrom naming a field
+//     the struct lacks, TimestampConverter reading a string without a
+//     format, ExtractField's empty V2 path), Sluice says what is wrong.
 //   - A transformation's predicate that names no alias in predicates, and
 //     what a class refuses when configured (InsertField with nothing to
 //     insert, HeaderFrom with fields and headers of different lengths, ...),
