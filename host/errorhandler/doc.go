@@ -29,8 +29,11 @@
 // decides after: errors.tolerance=all skips a record that failed in a
 // transformation, a converter, the producer or a sink's put report, and
 // one with a retriable error elsewhere; otherwise the task fails with a
-// ToleranceError ("Tolerance exceeded in error handler") naming the stage,
-// the class and the cause. So with tolerance none the first bad record
+// ToleranceError ("Tolerance exceeded in error handler"; Kafka's other
+// words where it has them: "Unrecoverable exception from producer send
+// callback" for a refused send, "Unhandled exception in error handler" for
+// an error the stage never tolerates) naming the stage, the class and the
+// cause. So with tolerance none the first bad record
 // still reaches the dead letter queue before the task fails.
 //
 // # Dead letter queue

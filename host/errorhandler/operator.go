@@ -181,7 +181,7 @@ func (o *Operator) Handle(ctx context.Context, rec runtime.ErrantRecord) error {
 		}
 	}
 	if !o.tolerable(rec) {
-		return &ToleranceError{Stage: rec.Stage, Class: class, Err: rec.Err}
+		return &ToleranceError{Stage: rec.Stage, Class: class, Err: rec.Err, reason: o.reason(rec)}
 	}
 	o.recordsSkipped.Add(1)
 	if !o.s.LogEnable {
@@ -195,9 +195,13 @@ func (o *Operator) Handle(ctx context.Context, rec runtime.ErrantRecord) error {
 // sink's errant record reporter reports; in other stages only retriable
 // ones.
 func (o *Operator) tolerable(rec runtime.ErrantRecord) bool {
-	if !o.s.ToleranceAll {
-		return false
-	}
+	return o.s.ToleranceAll && stageTolerates(rec)
+}
+
+// stageTolerates says whether the stage may tolerate the failure at all
+// (Kafka's TOLERABLE_EXCEPTIONS, and its reports of failed sends and
+// errant records, which tolerate anything).
+func stageTolerates(rec runtime.ErrantRecord) bool {
 	switch rec.Stage {
 	case runtime.StageTransformation, runtime.StageKeyConverter, runtime.StageValueConverter,
 		runtime.StageHeaderConverter, runtime.StageProduce, runtime.StagePut:
@@ -205,6 +209,27 @@ func (o *Operator) tolerable(rec runtime.ErrantRecord) bool {
 	}
 	return Retriable(rec.Err)
 }
+
+// reason is the first words of a task's failure, Kafka Connect's: a send
+// the producer refused under errors.tolerance=none fails the task as
+// WorkerSourceTask's callback does; an error its stage never tolerates is
+// an unhandled exception; anything else exceeds the tolerance.
+func (o *Operator) reason(rec runtime.ErrantRecord) string {
+	switch {
+	case rec.Stage == runtime.StageProduce && !o.s.ToleranceAll:
+		return reasonSendFailed
+	case !stageTolerates(rec):
+		return reasonUnhandled
+	}
+	return reasonExceeded
+}
+
+// Kafka Connect's words for a task failed by its error handling.
+const (
+	reasonExceeded   = "Tolerance exceeded in error handler"
+	reasonUnhandled  = "Unhandled exception in error handler"
+	reasonSendFailed = "Unrecoverable exception from producer send callback"
+)
 
 // retry runs rec.Retry while the failure is retriable and the retry
 // timeout allows, updating rec with the last failure. It reports whether
@@ -272,14 +297,23 @@ func Backoff(attempt int, max time.Duration, now, deadline time.Time, jitter fun
 
 // ToleranceError is the failure of a task whose error was not tolerated
 // (errors.tolerance=none, or a stage that tolerance=all does not cover).
+// Its message starts with Kafka Connect's words for the case: "Tolerance
+// exceeded in error handler", "Unhandled exception in error handler" (a
+// stage that never tolerates the error), or "Unrecoverable exception from
+// producer send callback" (a refused send under errors.tolerance=none).
 type ToleranceError struct {
-	Stage runtime.Stage
-	Class string
-	Err   error
+	Stage  runtime.Stage
+	Class  string
+	Err    error
+	reason string
 }
 
 func (e *ToleranceError) Error() string {
-	return fmt.Sprintf("Tolerance exceeded in error handler: executing stage '%s' with class '%s': %v", e.Stage, e.Class, e.Err)
+	reason := e.reason
+	if reason == "" {
+		reason = reasonExceeded
+	}
+	return fmt.Sprintf("%s: executing stage '%s' with class '%s': %v", reason, e.Stage, e.Class, e.Err)
 }
 
 func (e *ToleranceError) Unwrap() error { return e.Err }

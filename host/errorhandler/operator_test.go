@@ -216,25 +216,39 @@ func TestNoRetry(t *testing.T) {
 	}
 }
 
+// Tolerance by stage, and the failure in Kafka Connect's words: an error
+// the stage never tolerates is an "Unhandled exception" (execAndHandleError),
+// a refused send under none is the producer callback's unrecoverable
+// exception (WorkerSourceTask), any other "Tolerance exceeded".
 func TestToleranceByStage(t *testing.T) {
+	const (
+		exceeded  = "Tolerance exceeded in error handler"
+		unhandled = "Unhandled exception in error handler"
+		send      = "Unrecoverable exception from producer send callback"
+	)
 	fatal := errors.New("boom")
 	for _, c := range []struct {
 		stage runtime.Stage
 		err   error
 		all   bool
-		want  bool // tolerated
+		want  bool   // tolerated
+		msg   string // else the failure's first words
 	}{
-		{runtime.StageTransformation, fatal, true, true},
-		{runtime.StageKeyConverter, fatal, true, true},
-		{runtime.StageValueConverter, fatal, true, true},
-		{runtime.StageHeaderConverter, fatal, true, true},
-		{runtime.StageProduce, fatal, true, true},
-		{runtime.StagePut, fatal, true, true},
-		{runtime.StagePoll, fatal, true, false},
-		{runtime.StagePoll, retriable("later"), true, true},
-		{runtime.StageConsume, fatal, true, false},
-		{runtime.StageTransformation, fatal, false, false},
-		{runtime.StagePut, fatal, false, false},
+		{runtime.StageTransformation, fatal, true, true, ""},
+		{runtime.StageKeyConverter, fatal, true, true, ""},
+		{runtime.StageValueConverter, fatal, true, true, ""},
+		{runtime.StageHeaderConverter, fatal, true, true, ""},
+		{runtime.StageProduce, fatal, true, true, ""},
+		{runtime.StagePut, fatal, true, true, ""},
+		{runtime.StagePoll, fatal, true, false, unhandled},
+		{runtime.StagePoll, retriable("later"), true, true, ""},
+		{runtime.StagePoll, retriable("later"), false, false, exceeded},
+		{runtime.StageConsume, fatal, true, false, unhandled},
+		{runtime.StageConsume, fatal, false, false, unhandled},
+		{runtime.StageTransformation, fatal, false, false, exceeded},
+		{runtime.StageValueConverter, retriable("later"), false, false, exceeded},
+		{runtime.StagePut, fatal, false, false, exceeded},
+		{runtime.StageProduce, fatal, false, false, send},
 	} {
 		o := newOperator(t, Settings{ToleranceAll: c.all}, newClock())
 		err := o.Handle(context.Background(), runtime.ErrantRecord{Stage: c.stage, Err: c.err})
@@ -244,8 +258,8 @@ func TestToleranceByStage(t *testing.T) {
 		if err != nil {
 			var te *ToleranceError
 			if !errors.As(err, &te) || te.Stage != c.stage || !errors.Is(err, c.err) ||
-				!strings.HasPrefix(err.Error(), "Tolerance exceeded in error handler: executing stage '"+string(c.stage)+"' with class '") {
-				t.Errorf("stage %s: failure %q (%T)", c.stage, err, err)
+				!strings.HasPrefix(err.Error(), c.msg+": executing stage '"+string(c.stage)+"' with class '") {
+				t.Errorf("stage %s, all=%v: failure %q (%T), want %q first", c.stage, c.all, err, err, c.msg)
 			}
 		}
 		st := o.Stats()
