@@ -86,7 +86,7 @@
 //     ..."; a SimpleDateFormat pattern it refuses; InsertField's static
 //     field without a value, printed as an object hash), Sluice keeps
 //     Kafka's words about the setting and leaves the Java text out. Where
-//     Kafka fails with a NullPointerException (HeaderFrom naming a field
+//     Kafka fails with a Java runtime exception (HeaderFrom naming a field
 //     the struct lacks, TimestampConverter reading a string without a
 //     format, ExtractField's empty V2 path), Sluice says what is wrong.
 //   - A transformation's predicate that names no alias in predicates, and
