@@ -306,3 +306,28 @@ func kgoClient(t *testing.T, c *kfake.Cluster) *kgo.Client {
 	t.Cleanup(cl.Close)
 	return cl
 }
+
+// A dead letter queue topic that cannot be created fails the start in
+// Kafka Connect's words ("Could not initialize dead letter queue with
+// topic=..."), naming the cause.
+func TestDLQStartFailure(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	op, err := New(Options{Task: runtime.TaskID{Connector: "orders", Task: 1},
+		Settings:     Settings{DLQTopic: "dlq", DLQReplicationFactor: 3},
+		ProducerOpts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = op.Start(ctx)
+	t.Cleanup(op.Close)
+	if err == nil || !strings.HasPrefix(err.Error(), "Could not initialize dead letter queue with topic=dlq: ") ||
+		!strings.Contains(err.Error(), "replication factor 3") {
+		t.Fatalf("Start = %v", err)
+	}
+}

@@ -76,7 +76,8 @@ func (o *Operator) Start(ctx context.Context) error {
 	}
 	if err := ensureTopic(ctx, kadm.NewClient(cl), o.s.DLQTopic, o.s.DLQReplicationFactor); err != nil {
 		cl.Close()
-		return fmt.Errorf("dead letter queue topic %s: %w", o.s.DLQTopic, err)
+		// Kafka Connect's words, which users grep for.
+		return fmt.Errorf("Could not initialize dead letter queue with topic=%s: %w", o.s.DLQTopic, err)
 	}
 	o.mu.Lock()
 	o.dlq = cl
