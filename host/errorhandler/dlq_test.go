@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -329,5 +330,14 @@ func TestDLQStartFailure(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "Could not initialize dead letter queue with topic=dlq: ") ||
 		!strings.Contains(err.Error(), "replication factor 3") {
 		t.Fatalf("Start = %v", err)
+	}
+}
+
+// A dead letter queue write waits as long as Kafka Connect's DLQ producer
+// does: the worker sets its delivery.timeout.ms to Integer.MAX_VALUE, so a
+// broker outage of minutes stalls the task instead of failing it.
+func TestDLQWriteWaitsAsKafkaConnect(t *testing.T) {
+	if want := time.Duration(math.MaxInt32) * time.Millisecond; dlqWriteTimeout != want {
+		t.Fatalf("a dead letter queue write gives up after %s, Kafka Connect's after %s", dlqWriteTimeout, want)
 	}
 }

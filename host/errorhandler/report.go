@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -48,12 +49,14 @@ func dlqDefaults() []kgo.Opt {
 	}
 }
 
-// dlqWriteTimeout bounds one dead letter queue write (Kafka's
-// delivery.timeout.ms default). franz-go's own record timeout counts from
-// the record's timestamp, which a dead letter queue record keeps from the
-// original record, so it is turned off for this producer and the write is
-// bounded by its context instead.
-const dlqWriteTimeout = 2 * time.Minute
+// dlqWriteTimeout bounds one dead letter queue write: Kafka Connect's
+// delivery.timeout.ms for its connector producers (Integer.MAX_VALUE ms,
+// some 24 days), so a broker outage stalls the task, as it does in Kafka
+// Connect, rather than failing it. franz-go's own record timeout counts
+// from the record's timestamp, which a dead letter queue record keeps from
+// the original record, so it is turned off for this producer and the write
+// is bounded by its context instead; the task's stop ends it sooner.
+const dlqWriteTimeout = math.MaxInt32 * time.Millisecond
 
 // dlqPartitions is the partition count of a dead letter queue topic the
 // worker creates, as Kafka Connect's.
