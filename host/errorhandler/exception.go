@@ -81,6 +81,12 @@ func describe(err error, pluginTrace, class string) exception {
 		e.message = se.Err.Error()
 	case errors.As(err, &de):
 		e.class, e.message = DataException, de.Error()
+		if de.Err != nil && de.Path == "" {
+			// Kafka's converters throw DataException("<message>: ",
+			// cause): the message stops at the colon, the cause is in
+			// the stack trace (ours: the whole chain).
+			e.message = de.Msg + ": "
+		}
 	case errors.As(err, &we):
 		e.message = we.Message
 		if c := we.Kind.ExceptionClass(); c != "" {

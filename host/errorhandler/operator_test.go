@@ -280,6 +280,11 @@ func TestExecutingClassAndException(t *testing.T) {
 	}{
 		{runtime.StageTransformation, fmt.Errorf("TRANSFORMATION: %w", stageErr), "org.apache.kafka.connect.transforms.HoistField$Value", transforms.DataException, "Only Map objects supported"},
 		{runtime.StageValueConverter, fmt.Errorf("VALUE_CONVERTER: record t-0@1: %w", &convert.DataError{Msg: "Converting byte[] to Kafka Connect data failed"}), "org.apache.kafka.connect.json.JsonConverter", DataException, "Converting byte[] to Kafka Connect data failed"},
+		// Kafka's JsonConverter throws DataException("Converting byte[] to
+		// Kafka Connect data failed due to serialization error: ", cause):
+		// the message ends there, the cause is in the stack trace.
+		{runtime.StageValueConverter, fmt.Errorf("VALUE_CONVERTER: record t-0@1: %w", &convert.DataError{Msg: "Converting byte[] to Kafka Connect data failed due to serialization error", Err: errors.New("invalid character 'b'")}),
+			"org.apache.kafka.connect.json.JsonConverter", DataException, "Converting byte[] to Kafka Connect data failed due to serialization error: "},
 		{runtime.StageKeyConverter, errors.New("x"), "org.apache.kafka.connect.storage.StringConverter", ConnectException, "x"},
 		{runtime.StageHeaderConverter, errors.New("x"), "org.apache.kafka.connect.storage.SimpleHeaderConverter", ConnectException, "x"},
 		// Kafka's WorkerErrantRecordReporter names SinkTask, not the task's class.
