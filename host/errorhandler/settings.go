@@ -56,7 +56,9 @@ type Settings struct {
 
 // ParseSettings reads the errors.* settings of a connector configuration,
 // with Kafka Connect's defaults for those missing. errors.tolerance is read
-// without regard to case, as Kafka does.
+// without regard to case, as Kafka's ToleranceType reads it (Kafka's
+// validator refuses any case but "none" and "all"; which configs to accept
+// is the herder's validation, before this).
 func ParseSettings(cfg map[string]string) (Settings, error) {
 	s := Settings{RetryDelayMax: DefaultRetryDelayMax, DLQReplicationFactor: DefaultDLQReplicationFactor}
 	var errs []error
