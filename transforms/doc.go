@@ -42,7 +42,7 @@
 // replace.null.with.default (KIP-1040) on Cast, ExtractField, HeaderFrom,
 // InsertField, MaskField, ReplaceField, SetSchemaMetadata,
 // TimestampConverter and ValueToKey, field.syntax.version (KIP-821) on
-// ExtractField, MaskField's replacement, TimestampConverter's
+// ExtractField and (as from Kafka 4.1) ValueToKey, MaskField's replacement, TimestampConverter's
 // unix.precision. Failures carry Kafka's message and Java exception class
 // (Exception); a chain wraps them in a StageError naming the alias and
 // class, which the worker's error handling reports.

@@ -17,21 +17,34 @@ func valueToKeyDef() *config.Def {
 	return config.NewDef().
 		Define(config.Key{Name: "fields", Type: config.List, Required: true, Validator: nonEmptyList,
 			Importance: config.High, Doc: "Field names on the record value to extract as the record key."}).
-		Define(replaceNullKey())
+		Define(replaceNullKey()).
+		// Kafka 4.1 and later read nested fields here too (KIP-821).
+		Define(config.Key{Name: "field.syntax.version", Type: config.String, Default: "V1",
+			Validator: config.CaseInsensitiveValidString("V1", "V2"), Importance: config.High, Doc: fieldSyntaxDoc})
 }
 
 const valueToKeyPurpose = "copying fields from value to key"
 
 type valueToKey struct {
-	fields      []string
+	fields      []fieldPath
 	replaceNull bool
 	cache       schemaCache
 }
 
 func newValueToKey(v *config.Values) (Transformation, error) {
-	return &valueToKey{fields: v.List("fields"), replaceNull: v.Bool("replace.null.with.default")}, nil
+	t := &valueToKey{replaceNull: v.Bool("replace.null.with.default")}
+	for _, f := range v.List("fields") {
+		p, err := parseFieldPath(f, v.String("field.syntax.version"))
+		if err != nil {
+			return nil, keyErr("fields", err.Error())
+		}
+		t.fields = append(t.fields, p)
+	}
+	return t, nil
 }
 
+// Apply builds the key from the value's fields, each named in the key by
+// its path as configured ("a.b", or "`a.b`" with backticks kept).
 func (t *valueToKey) Apply(r *data.Record) (*data.Record, error) {
 	if r.ValueSchema == nil {
 		// A schemaless tombstone fails, as in Kafka: requireMap refuses null.
@@ -40,8 +53,12 @@ func (t *valueToKey) Apply(r *data.Record) (*data.Record, error) {
 			return nil, err
 		}
 		key := make(map[string]any, len(t.fields))
-		for _, f := range t.fields {
-			key[f] = m[f]
+		for _, p := range t.fields {
+			v, err := p.mapValue(m)
+			if err != nil {
+				return nil, err
+			}
+			key[p.text] = v
 		}
 		return keySide.with(r, nil, key), nil
 	}
@@ -51,12 +68,15 @@ func (t *valueToKey) Apply(r *data.Record) (*data.Record, error) {
 	}
 	keySchema, err := t.cache.get(st.Schema(), func() (*data.Schema, error) {
 		ks := &data.Schema{Type: data.StructType}
-		for _, name := range t.fields {
-			f := st.Schema().Field(name)
-			if f == nil {
-				return nil, dataErr("Field does not exist: %s", name)
+		for _, p := range t.fields {
+			f, err := p.fieldFrom(st.Schema())
+			if err != nil {
+				return nil, err
 			}
-			if err := addField(ks, name, f.Schema); err != nil {
+			if f == nil {
+				return nil, dataErr("Field does not exist: %s", p.text)
+			}
+			if err := addField(ks, p.text, f.Schema); err != nil {
 				return nil, err
 			}
 		}
@@ -66,8 +86,12 @@ func (t *valueToKey) Apply(r *data.Record) (*data.Record, error) {
 		return nil, err
 	}
 	key := data.NewStruct(keySchema)
-	for _, name := range t.fields {
-		if err := putField(key, name, fieldValueByName(st, name, t.replaceNull)); err != nil {
+	for _, p := range t.fields {
+		v, err := p.structValue(st, t.replaceNull)
+		if err != nil {
+			return nil, err
+		}
+		if err := putField(key, p.text, v); err != nil {
 			return nil, err
 		}
 	}
