@@ -415,3 +415,41 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("abstract: %v", err)
 	}
 }
+
+// TestConfigKeyOrder checks each class declares Kafka's settings in
+// Kafka's order (Apache Kafka 4.4.0's ConfigDef of each class), which the
+// validate endpoint and GET /connector-plugins/{plugin}/config show.
+// Sluice's own extra settings may follow.
+func TestConfigKeyOrder(t *testing.T) {
+	for class, want := range map[string][]string{
+		"org.apache.kafka.connect.transforms.Cast$Value":                   {"spec", "replace.null.with.default"},
+		"org.apache.kafka.connect.transforms.DropHeaders":                  {"headers"},
+		"org.apache.kafka.connect.transforms.ExtractField$Value":           {"field", "replace.null.with.default", "field.syntax.version"},
+		"org.apache.kafka.connect.transforms.Filter":                       {},
+		"org.apache.kafka.connect.transforms.Flatten$Value":                {"delimiter"},
+		"org.apache.kafka.connect.transforms.HeaderFrom$Value":             {"fields", "headers", "operation", "replace.null.with.default"},
+		"org.apache.kafka.connect.transforms.HoistField$Value":             {"field"},
+		"org.apache.kafka.connect.transforms.InsertField$Value":            {"topic.field", "partition.field", "offset.field", "timestamp.field", "static.field", "static.value", "replace.null.with.default"},
+		"org.apache.kafka.connect.transforms.InsertHeader":                 {"header", "value.literal"},
+		"org.apache.kafka.connect.transforms.MaskField$Value":              {"fields", "replacement", "replace.null.with.default"},
+		"org.apache.kafka.connect.transforms.RegexRouter":                  {"regex", "replacement"},
+		"org.apache.kafka.connect.transforms.ReplaceField$Value":           {"exclude", "include", "renames", "replace.null.with.default"},
+		"org.apache.kafka.connect.transforms.SetSchemaMetadata$Value":      {"schema.name", "schema.version", "replace.null.with.default"},
+		"org.apache.kafka.connect.transforms.TimestampConverter$Value":     {"field", "target.type", "format", "unix.precision", "replace.null.with.default"},
+		"org.apache.kafka.connect.transforms.TimestampRouter":              {"topic.format", "timestamp.format"},
+		"org.apache.kafka.connect.transforms.ValueToKey":                   {"fields", "replace.null.with.default", "field.syntax.version"},
+		"org.apache.kafka.connect.transforms.predicates.HasHeaderKey":      {"name"},
+		"org.apache.kafka.connect.transforms.predicates.RecordIsTombstone": {},
+		"org.apache.kafka.connect.transforms.predicates.TopicNameMatches":  {"pattern"},
+	} {
+		c, ok := Lookup(class)
+		if !ok {
+			t.Errorf("%s: not found", class)
+			continue
+		}
+		got := c.Config.Names()
+		if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+			t.Errorf("%s: settings %v, want %v first", class, got, want)
+		}
+	}
+}

@@ -106,9 +106,9 @@ func extractFieldDef() *config.Def {
 	return config.NewDef().
 		Define(config.Key{Name: "field", Type: config.String, Required: true, Importance: config.Medium,
 			Doc: "Field name to extract."}).
+		Define(replaceNullKey()).
 		Define(config.Key{Name: "field.syntax.version", Type: config.String, Default: "V1",
-			Validator: config.CaseInsensitiveValidString("V1", "V2"), Importance: config.High, Doc: fieldSyntaxDoc}).
-		Define(replaceNullKey())
+			Validator: config.CaseInsensitiveValidString("V1", "V2"), Importance: config.High, Doc: fieldSyntaxDoc})
 }
 
 const extractPurpose = "field extraction"
