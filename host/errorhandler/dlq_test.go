@@ -308,18 +308,21 @@ func kgoClient(t *testing.T, c *kfake.Cluster) *kgo.Client {
 	return cl
 }
 
-// A dead letter queue topic that cannot be created fails the start in
-// Kafka Connect's words ("Could not initialize dead letter queue with
-// topic=..."), naming the cause.
+// A missing dead letter queue topic is logged and created; one that
+// cannot be created fails the start, both in Kafka Connect's words
+// ("Could not initialize dead letter queue with topic=..."), naming the
+// cause.
 func TestDLQStartFailure(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
+	var buf bytes.Buffer
 	op, err := New(Options{Task: runtime.TaskID{Connector: "orders", Task: 1},
 		Settings:     Settings{DLQTopic: "dlq", DLQReplicationFactor: 3},
-		ProducerOpts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}})
+		ProducerOpts: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
+		Logger:       hclog.New(&hclog.LoggerOptions{Output: &buf})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,6 +333,9 @@ func TestDLQStartFailure(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "Could not initialize dead letter queue with topic=dlq: ") ||
 		!strings.Contains(err.Error(), "replication factor 3") {
 		t.Fatalf("Start = %v", err)
+	}
+	if log := buf.String(); !strings.Contains(log, "[ERROR] Topic dlq doesn't exist. Will attempt to create topic.") {
+		t.Errorf("log %q lacks Kafka Connect's line", log)
 	}
 }
 

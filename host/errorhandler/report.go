@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -77,7 +78,7 @@ func (o *Operator) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("dead letter queue producer: %w", err)
 	}
-	if err := ensureTopic(ctx, kadm.NewClient(cl), o.s.DLQTopic, o.s.DLQReplicationFactor); err != nil {
+	if err := ensureTopic(ctx, kadm.NewClient(cl), o.s.DLQTopic, o.s.DLQReplicationFactor, o.log); err != nil {
 		cl.Close()
 		// Kafka Connect's words, which users grep for.
 		return fmt.Errorf("Could not initialize dead letter queue with topic=%s: %w", o.s.DLQTopic, err)
@@ -99,8 +100,9 @@ func (o *Operator) Close() {
 	}
 }
 
-// ensureTopic creates topic unless it exists.
-func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, rf int16) error {
+// ensureTopic creates topic unless it exists, saying so at ERROR in
+// Kafka Connect's words.
+func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, rf int16, log hclog.Logger) error {
 	details, err := adm.ListTopics(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("look up: %w", err)
@@ -108,6 +110,7 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, rf int16) 
 	if d, ok := details[topic]; ok && d.Err == nil {
 		return nil
 	}
+	log.Error(fmt.Sprintf("Topic %s doesn't exist. Will attempt to create topic.", topic))
 	resp, err := adm.CreateTopic(ctx, dlqPartitions, rf, nil, topic)
 	if err == nil {
 		err = resp.Err
