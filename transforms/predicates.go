@@ -13,7 +13,7 @@ func topicNameMatchesDef() *config.Def {
 	return config.NewDef().
 		Define(config.Key{Name: "pattern", Type: config.String, Required: true,
 			Validator:  config.All(config.NonEmptyString(), config.ValidRegex()),
-			Importance: config.Medium, Doc: "A Java regular expression for matching against the name of a topic."})
+			Importance: config.Medium, Doc: "A Java regular expression for matching against the name of a record's topic."})
 }
 
 type topicNameMatches struct{ re *regexp.Regexp }
