@@ -18,7 +18,8 @@
 // the task. The waits are
 // Kafka Connect's: 300 ms, doubled each attempt, and once that exceeds
 // errors.retry.delay.max.ms a random wait below it; never past the
-// timeout. Retries apply whatever the tolerance.
+// timeout (with errors.retry.delay.max.ms=0, no retry: Kafka's first
+// wait fails then). Retries apply whatever the tolerance.
 //
 // # Tolerance and reports
 //

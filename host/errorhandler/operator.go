@@ -241,6 +241,13 @@ func (o *Operator) retry(ctx context.Context, rec *runtime.ErrantRecord) (bool, 
 	if rec.Retry == nil || o.s.RetryTimeout == 0 || rec.Stage == runtime.StageProduce || !Retriable(rec.Err) {
 		return false, nil
 	}
+	if o.s.RetryDelayMax <= 0 {
+		// No room for a wait: Kafka Connect's first backoff fails
+		// then, so it never retries; retrying without a pause would
+		// spin until the timeout.
+		o.log.Debug("errors.retry.delay.max.ms is 0; not retrying", "stage", rec.Stage, "error", rec.Err)
+		return false, nil
+	}
 	start := o.opts.Now()
 	var deadline time.Time
 	if o.s.RetryTimeout > 0 {

@@ -406,3 +406,27 @@ func TestProduceFailureNotRetried(t *testing.T) {
 		}
 	}
 }
+
+// errors.retry.delay.max.ms=0 leaves no room for a wait: Kafka Connect's
+// first backoff then fails (ThreadLocalRandom.nextLong(0)) and the record
+// is not retried. Sluice does not retry it either, rather than retrying in
+// a loop without a pause until the timeout.
+func TestNoRetryWithoutDelay(t *testing.T) {
+	clock := newClock()
+	o := newOperator(t, Settings{RetryTimeout: time.Minute, RetryDelayMax: 0}, clock)
+	calls := 0
+	err := o.Handle(context.Background(), runtime.ErrantRecord{
+		Stage: runtime.StageValueConverter, Err: retriable("busy"),
+		Retry: func(context.Context) (runtime.Stage, error) {
+			calls++
+			if calls == 100 {
+				return "", nil
+			}
+			return runtime.StageValueConverter, retriable("busy")
+		},
+	})
+	var te *ToleranceError
+	if calls != 0 || !errors.As(err, &te) {
+		t.Fatalf("%d retries, Handle = %v; want none and the task failed", calls, err)
+	}
+}
