@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/host/convert"
 	"github.com/sluice-io/sluice/host/runtime"
@@ -428,5 +429,26 @@ func TestNoRetryWithoutDelay(t *testing.T) {
 	var te *ToleranceError
 	if calls != 0 || !errors.As(err, &te) {
 		t.Fatalf("%d retries, Handle = %v; want none and the task failed", calls, err)
+	}
+}
+
+// A consumed record without a timestamp (an errant record reported with
+// its coordinates only) is logged without one, as Kafka Connect's log
+// reporter leaves out the timestamp of a record with no timestamp type,
+// rather than as year 1.
+func TestLogReporterNoTimestamp(t *testing.T) {
+	var buf bytes.Buffer
+	o, err := New(Options{Task: runtime.TaskID{Connector: "c", Task: 0}, Settings: Settings{LogEnable: true, LogIncludeMessages: true, ToleranceAll: true},
+		Logger: hclog.New(&hclog.LoggerOptions{Output: &buf})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &kgo.Record{Topic: "in", Partition: 3, Offset: 41}
+	if err := o.Handle(context.Background(), runtime.ErrantRecord{Stage: runtime.StagePut, Err: errors.New("bad row"), Consumed: rec}); err != nil {
+		t.Fatal(err)
+	}
+	want := "Executing stage 'TASK_PUT' with class 'org.apache.kafka.connect.sink.SinkTask', where consumed record is {topic='in', partition=3, offset=41}."
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("log %q, want %q", buf.String(), want)
 	}
 }

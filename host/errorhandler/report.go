@@ -244,8 +244,14 @@ func (o *Operator) logError(rec runtime.ErrantRecord, class string, ex exception
 			if c.Attrs.TimestampType() == 1 {
 				tsType = "LogAppendTime"
 			}
-			fmt.Fprintf(&b, ", where consumed record is {topic='%s', partition=%d, offset=%d, timestamp=%d, timestampType=%s}",
-				c.Topic, c.Partition, c.Offset, c.Timestamp.UnixMilli(), tsType)
+			fmt.Fprintf(&b, ", where consumed record is {topic='%s', partition=%d, offset=%d", c.Topic, c.Partition, c.Offset)
+			// Kafka prints no timestamp for a record without one (no
+			// timestamp type): a reported record known only by its
+			// coordinates.
+			if !c.Timestamp.IsZero() {
+				fmt.Fprintf(&b, ", timestamp=%d, timestampType=%s", c.Timestamp.UnixMilli(), tsType)
+			}
+			b.WriteByte('}')
 			fields = append(fields, "topic", c.Topic, "partition", c.Partition, "offset", c.Offset)
 		case rec.Source != nil:
 			fmt.Fprintf(&b, ", where source record is = %s", sourceString(rec.Source))
