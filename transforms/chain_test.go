@@ -261,6 +261,8 @@ func TestValidateConfig(t *testing.T) {
 			map[string][]string{"transforms.t.predicate": {"Invalid value nope for configuration predicate: The predicate 'nope' is not defined in predicates"}}},
 		{"bad regex", map[string]string{"transforms": "r", "transforms.r.type": "RegexRouter", "transforms.r.regex": "(", "transforms.r.replacement": "x"},
 			map[string][]string{"transforms.r.regex": {"Invalid value ( for configuration regex: Invalid regex: error parsing regexp: missing closing ): `(`"}}},
+		{"Java-only regex", map[string]string{"transforms": "r", "transforms.r.type": "RegexRouter", "transforms.r.regex": "[a-z&&[^t]]+", "transforms.r.replacement": "x"},
+			map[string][]string{"transforms.r.regex": {"Invalid value [a-z&&[^t]]+ for configuration regex: Invalid regex: a class intersection (&&), which java.util.regex and Go's RE2 both accept but read differently; Sluice does not support it"}}},
 		{"bad predicate regex", map[string]string{"predicates": "p", "predicates.p.type": "TopicNameMatches", "predicates.p.pattern": "["},
 			map[string][]string{"predicates.p.pattern": {"Invalid value [ for configuration pattern: Invalid regex: error parsing regexp: missing closing ]: `[`"}}},
 		{"own missing setting", map[string]string{"transforms": "m", "transforms.m.type": "MaskField$Value"},
