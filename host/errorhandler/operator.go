@@ -283,11 +283,15 @@ func (o *Operator) retry(ctx context.Context, rec *runtime.ErrantRecord) (bool, 
 // that exceeds max, a random wait in [0, max) instead (jitter(n) returns a
 // number in [0, n)); never past deadline (zero: none).
 func Backoff(attempt int, max time.Duration, now, deadline time.Time, jitter func(n int64) int64) time.Duration {
-	d := max + 1
-	if shift := attempt - 1; shift < 40 {
+	// 300 ms << 34 is the last doubling a Duration holds; past it the
+	// wait is over the cap whatever the cap.
+	over := true
+	d := time.Duration(0)
+	if shift := attempt - 1; shift < 35 {
 		d = minRetryDelay << shift
+		over = d > max
 	}
-	if d > max {
+	if over {
 		d = 0
 		if max > 0 {
 			d = time.Duration(jitter(int64(max)))

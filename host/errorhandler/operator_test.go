@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -450,5 +451,15 @@ func TestLogReporterNoTimestamp(t *testing.T) {
 	want := "Executing stage 'TASK_PUT' with class 'org.apache.kafka.connect.sink.SinkTask', where consumed record is {topic='in', partition=3, offset=41}."
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("log %q, want %q", buf.String(), want)
+	}
+}
+
+// The doubling never overflows into a negative wait, whatever the cap.
+func TestBackoffNoOverflow(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	for attempt := 1; attempt <= 70; attempt++ {
+		if d := Backoff(attempt, math.MaxInt64, now, time.Time{}, func(n int64) int64 { return n - 1 }); d < 0 {
+			t.Fatalf("attempt %d: wait %s", attempt, d)
+		}
 	}
 }
