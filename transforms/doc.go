@@ -53,7 +53,8 @@
 //     Go's RE2: no lookaround, no backreferences; such a pattern is refused
 //     as an invalid regex. So is what RE2 would read otherwise than Java:
 //     class intersection ([a-z&&[^t]]), a class inside a class
-//     ([a-d[m-p]], [[:alpha:]]) and the (?U) flag. Both still match the whole topic, and RegexRouter's
+//     ([a-d[m-p]], [[:alpha:]]), the (?U) flag and a backslash before a
+//     digit (an octal code to RE2, a backreference or \0 octal to Java). Both still match the whole topic, and RegexRouter's
 //     replacement follows Java's syntax ($1, ${name}, \$).
 //   - Date patterns (TimestampConverter.format, TimestampRouter.timestamp.format)
 //     are SimpleDateFormat's letters G y Y M L w W D d F E u a H k K h m s S z

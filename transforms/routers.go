@@ -58,6 +58,11 @@ func javaOnlySyntax(p string) string {
 				i += 2 + end + 1
 				continue
 			}
+			if i+1 < len(p) && '0' <= p[i+1] && p[i+1] <= '9' {
+				// RE2 reads \101 as the octal code of A and \0101 as \010
+				// then 1; Java reads a backreference, and A.
+				return "a backslash before a digit (" + p[i:i+2] + ")"
+			}
 			i++
 		case inClass:
 			switch {

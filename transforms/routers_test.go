@@ -221,6 +221,10 @@ func TestJavaOnlyRegexRefused(t *testing.T) {
 		{"RegexRouter", "regex", "(?U)\\w+", "(?U)"},
 		{"TopicNameMatches", "pattern", "[\\w&&[^_]]+", "class intersection"},
 		{"TopicNameMatches", "pattern", "(?iU:x)", "(?U)"},
+		// RE2 reads \101 as the octal code of A and \0101 as \010 then 1;
+		// Java reads a backreference and A.
+		{"RegexRouter", "regex", `(A)\101`, "digit"},
+		{"TopicNameMatches", "pattern", `\0101`, "digit"},
 	} {
 		p := props(c.key, c.pattern, "replacement", "x")
 		var err error
