@@ -54,8 +54,9 @@
 //     as an invalid regex. So is what RE2 would read otherwise than Java:
 //     class intersection ([a-z&&[^t]]), a class inside a class
 //     ([a-d[m-p]], [[:alpha:]]), the (?U) flag and a backslash before a
-//     digit (an octal code to RE2, a backreference or \0 octal to Java). Both still match the whole topic, and RegexRouter's
-//     replacement follows Java's syntax ($1, ${name}, \$).
+//     digit (an octal code to RE2, a backreference or \0 octal to Java).
+//     Both still match the whole topic, and RegexRouter's replacement
+//     follows Java's syntax ($1, ${name}, \$).
 //   - Date patterns (TimestampConverter.format, TimestampRouter.timestamp.format)
 //     are SimpleDateFormat's letters G y Y M L w W D d F E u a H k K h m s S z
 //     Z X and quoted text, in UTC with English names. Y is read as the
