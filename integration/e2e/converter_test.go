@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unicode/utf16"
 )
 
 // TestConverterBytes follows Kafka's connect_test.py: the same input file
@@ -22,8 +23,10 @@ func TestConverterBytes(t *testing.T) {
 		"foo",
 		"bar baz",
 		// Jackson escapes the quote, the backslash and control characters
-		// (short forms for \t \b \f, \u00XX upper-case otherwise) and
-		// nothing else: not '/', '<', '>', '&', DEL, U+2028 or non-ASCII.
+		// (short forms for \t \b \f, \u00XX upper-case otherwise), writes
+		// a character beyond U+FFFF as its two UTF-16 surrogates escaped
+		// (its UTF-8 generator does not combine them), and escapes nothing
+		// else: not '/', '<', '>', '&', DEL, U+2028 or other non-ASCII.
 		"quote \" backslash \\ slash / html <b>&amp; tab\tbell\x07 bs\b ff\f us\x1f del\x7f é 日本 😀 ls\u2028ps\u2029",
 		"",
 	}
@@ -43,6 +46,9 @@ func TestConverterBytes(t *testing.T) {
 				b.WriteString(`\f`)
 			case r < 0x20:
 				fmt.Fprintf(&b, `\u%04X`, r)
+			case r > 0xFFFF:
+				hi, lo := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04X\u%04X`, hi, lo)
 			default:
 				b.WriteRune(r)
 			}
@@ -52,7 +58,7 @@ func TestConverterBytes(t *testing.T) {
 	}
 	// The expected encoding of the third line, spelled out rather than
 	// only computed by jsonString above, so a shared mistake cannot hide.
-	const third = `"quote \" backslash \\ slash / html <b>&amp; tab\tbell\u0007 bs\b ff\f us\u001F del` + "\x7f é 日本 😀 ls\u2028ps\u2029" + `"`
+	const third = `"quote \" backslash \\ slash / html <b>&amp; tab\tbell\u0007 bs\b ff\f us\u001F del` + "\x7f é 日本 " + `\uD83D\uDE00` + " ls\u2028ps\u2029" + `"`
 	if got := jsonString(lines[2]); got != third {
 		t.Fatalf("test's own encoder: %s, want %s", got, third)
 	}
