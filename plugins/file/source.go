@@ -156,21 +156,28 @@ func positionOf(off map[string]any) (int64, error) {
 	if !ok {
 		return 0, pluginsdk.Invalid("Offset objects should either be null or contain the key '%s'", positionField)
 	}
-	var pos int64
-	switch n := v.(type) {
-	case int64:
-		pos = n
-	case int32:
-		pos = int64(n)
-	case int:
-		pos = int64(n)
-	default:
+	pos, ok := wholeNumber(v)
+	if !ok {
 		return 0, pluginsdk.Invalid("The value for the '%s' key in the offset is expected to be a Long value", positionField)
 	}
 	if pos < 0 {
 		return 0, pluginsdk.Invalid("The value for the '%s' key in the offset should be a non-negative value", positionField)
 	}
 	return pos, nil
+}
+
+// wholeNumber is v as an int64 when it is one of the integer kinds an
+// offset map may hold (what Kafka reads as a Long).
+func wholeNumber(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	case int:
+		return int64(n), true
+	}
+	return 0, false
 }
 
 // storedPosition reads the position to resume from, as Kafka's task does: a
@@ -180,16 +187,10 @@ func storedPosition(off map[string]any) (int64, error) {
 	if off[positionField] == nil {
 		return 0, nil
 	}
-	var pos int64
-	switch n := off[positionField].(type) {
-	case int64:
-		pos = n
-	case int32:
-		pos = int64(n)
-	case int:
-		pos = int64(n)
-	default:
+	pos, ok := wholeNumber(off[positionField])
+	if !ok {
 		// Kafka's text, which users grep for.
+		n := off[positionField]
 		return 0, fmt.Errorf("Offset position is the incorrect type: %v (%T)", n, n)
 	}
 	if pos < 0 {
