@@ -1,4 +1,4 @@
-package transforms
+package worker_test
 
 import (
 	"bufio"
@@ -17,19 +17,22 @@ import (
 
 	"github.com/sluice-io/sluice/host/convert"
 	"github.com/sluice-io/sluice/pluginsdk/data"
+	"github.com/sluice-io/sluice/transforms"
 )
 
-// TestKafkaGolden runs every case of testdata/kafka/cases.jsonl through
+// TestKafkaGolden runs every case of testdata/kafka-transforms/cases.jsonl through
 // Sluice's transformation or predicate and compares the outcome with
-// testdata/kafka/expected.jsonl: what Apache Kafka 4.4.0's own classes
+// testdata/kafka-transforms/expected.jsonl: what Apache Kafka 4.4.0's own classes
 // (connect-transforms-4.4.0.jar, Java 17) made of the same input. Inputs are
 // JsonConverter envelopes (schemas.enable=true); outcomes are a typed dump
 // of the resulting record (schemas, values with their Java types, topic,
 // partition, timestamp, headers), the exception class and message, or the
-// configuration error's message.
+// configuration error's message. It lives here, where the worker joins
+// converters and transforms, because it reads its inputs with the worker's
+// JsonConverter and transforms/ does not import host/.
 func TestKafkaGolden(t *testing.T) {
-	cases := readJSONLines(t, filepath.Join("testdata", "kafka", "cases.jsonl"))
-	expected := readJSONLines(t, filepath.Join("testdata", "kafka", "expected.jsonl"))
+	cases := readJSONLines(t, filepath.Join("testdata", "kafka-transforms", "cases.jsonl"))
+	expected := readJSONLines(t, filepath.Join("testdata", "kafka-transforms", "expected.jsonl"))
 	if len(cases) != len(expected) || len(cases) == 0 {
 		t.Fatalf("%d cases, %d expectations", len(cases), len(expected))
 	}
@@ -60,7 +63,7 @@ func TestKafkaGolden(t *testing.T) {
 }
 
 // kafkaGoldenKnown lists the cases where Sluice differs from Kafka on
-// purpose, with the reason (doc.go, "Differences from Kafka").
+// purpose, with the reason (transforms/doc.go, "Differences from Kafka").
 var kafkaGoldenKnown = map[string]string{
 	"cast/decimal->int8":                            logicalCast,
 	"cast/decimal->int16":                           logicalCast,
@@ -92,26 +95,26 @@ var kafkaGoldenKnown = map[string]string{
 	"cast/config[a:decimal]":                        "as cast/int32->decimal",
 	"tsconv/bad-format":                             "as cast/int32->decimal: Kafka's message embeds Java's IllegalArgumentException",
 	"insert/static-no-value":                        "Kafka's message prints an object hash (InsertionSpec@5a4aa2f2); Sluice names the field",
-	"insertheader/[12:30:00]":                       "Values.parseString cuts a number at a delimiter (doc.go)",
-	"insertheader/[12:30]":                          "Values.parseString cuts a number at a delimiter (doc.go)",
-	"insertheader/[[1,2]]":                          "arrays and maps in value.literal stay strings (doc.go)",
-	"insertheader/[{\"a\":1}]":                      "arrays and maps in value.literal stay strings (doc.go)",
+	"insertheader/[12:30:00]":                       "Values.parseString cuts a number at a delimiter (transforms/doc.go)",
+	"insertheader/[12:30]":                          "Values.parseString cuts a number at a delimiter (transforms/doc.go)",
+	"insertheader/[[1,2]]":                          "arrays and maps in value.literal stay strings (transforms/doc.go)",
+	"insertheader/[{\"a\":1}]":                      "arrays and maps in value.literal stay strings (transforms/doc.go)",
 	"headerfrom/missing-field":                      "Kafka fails with a NullPointerException; Sluice names the field",
 	"tsconv/from-string-noformat":                   "Kafka fails with a NullPointerException; Sluice says the pattern is empty",
 	"mask/dec":                                      "a masked Decimal keeps the value's scale (doc.go); Kafka's does not match its schema",
-	"mask/dec-rep[7]":                               "a masked Decimal keeps the value's scale (doc.go)",
-	"mask/dec-rep[1.5]":                             "a masked Decimal keeps the value's scale (doc.go)",
+	"mask/dec-rep[7]":                               "a masked Decimal keeps the value's scale (transforms/doc.go)",
+	"mask/dec-rep[1.5]":                             "a masked Decimal keeps the value's scale (transforms/doc.go)",
 	"dropheaders/empty":                             "Kafka 4.4 reworded the empty-list message; Sluice keeps 4.0's (\"Empty list\")",
 	"mask/empty-fields":                             "as dropheaders/empty",
 	"v2k/empty":                                     "as dropheaders/empty",
 	"regexrouter/[t(?=est)]->[z]":                   "regular expressions are RE2: no lookaround (doc.go); refused when configured",
-	"regexrouter/[(?<=t)est]->[lb]":                 "regular expressions are RE2: no lookaround (doc.go)",
-	"regexrouter/[(t)\\1]->[z]":                     "regular expressions are RE2: no backreferences (doc.go)",
-	"regexrouter/[a++]->[p]":                        "regular expressions are RE2: no possessive quantifiers (doc.go)",
-	"regexrouter/[\\p{Lower}+]->[low]":              "regular expressions are RE2: no Java POSIX classes (doc.go)",
+	"regexrouter/[(?<=t)est]->[lb]":                 "regular expressions are RE2: no lookaround (transforms/doc.go)",
+	"regexrouter/[(t)\\1]->[z]":                     "regular expressions are RE2: no backreferences (transforms/doc.go)",
+	"regexrouter/[a++]->[p]":                        "regular expressions are RE2: no possessive quantifiers (transforms/doc.go)",
+	"regexrouter/[\\p{Lower}+]->[low]":              "regular expressions are RE2: no Java POSIX classes (transforms/doc.go)",
 	"regexrouter/[[]->[bad]":                        "RE2's parse error text is not java.util.regex's",
-	"topicmatches/[t(?=e)st]":                       "regular expressions are RE2: no lookaround (doc.go)",
-	"topicmatches/[\\p{Alpha}+]":                    "regular expressions are RE2: no Java POSIX classes (doc.go)",
+	"topicmatches/[t(?=e)st]":                       "regular expressions are RE2: no lookaround (transforms/doc.go)",
+	"topicmatches/[\\p{Alpha}+]":                    "regular expressions are RE2: no Java POSIX classes (transforms/doc.go)",
 	"regexrouter/silent[[a-z&&[^t]]+]":              "refused when configured: RE2 would read Java's class intersection as plain characters",
 	"topicmatches/silent[[a-z&&[^t]]+]":             "refused when configured: RE2 would read Java's class intersection as plain characters",
 	"regexrouter/silent[[a-d[s-t]]+]":               "refused when configured: RE2 would read Java's class union as plain characters",
@@ -124,11 +127,11 @@ var kafkaGoldenKnown = map[string]string{
 	"r2/cast-f32-str[123456789.0]":                  "Float.toString is JDK-dependent: JDK 19+ (and Sluice) print the shortest digits, 1.2345679E8; the JDK 17 that made these cases prints 1.23456792E8",
 	"r2/cast-bool-badbool":                          "as cast/int32->decimal",
 	"r2/tsconv-sec-string":                          "as tsconv/from-string-noformat",
-	"r2/tsconv-parse[yyyy-MM-dd z][2023-11-14 PST]": "zone names other than GMT/UTC are not parsed (doc.go)",
-	"r2/replace-whitelist":                          "ReplaceField still reads whitelist, which Kafka 4.0 removed (doc.go)",
+	"r2/tsconv-parse[yyyy-MM-dd z][2023-11-14 PST]": "zone names other than GMT/UTC are not parsed (transforms/doc.go)",
+	"r2/replace-whitelist":                          "ReplaceField still reads whitelist, which Kafka 4.0 removed (transforms/doc.go)",
 	"r2/extract-v2-empty":                           "Kafka fails on an empty V2 path (fromIndex(0) > toIndex(-1)); Sluice reads the field named \"\"",
-	"r4/mask-sl[dec]":                               "a masked Decimal keeps the value's scale (doc.go)",
-	"r4/mask-sl-rep[dec]":                           "a masked Decimal keeps the value's scale (doc.go)",
+	"r4/mask-sl[dec]":                               "a masked Decimal keeps the value's scale (transforms/doc.go)",
+	"r4/mask-sl-rep[dec]":                           "a masked Decimal keeps the value's scale (transforms/doc.go)",
 	"r4/mask-sl-rep[map]":                           "harness: its typed maps are LinkedHashMaps, Sluice names the HashMap JsonConverter makes",
 	"r4/tsconv-sl[map]->unix":                       "as r4/mask-sl-rep[map]",
 	"r4/tsconv-sl[map]->string":                     "as r4/mask-sl-rep[map]",
@@ -140,8 +143,8 @@ var kafkaGoldenKnown = map[string]string{
 	"r5/setschema-version[+3]":                      "as setschema/int[schema.name=n]",
 	"r6/parse[yy][-5]->unix":                        "a signed year under yy is not parsed (Java's lenient parser reads -5 as the year 6 BC)",
 	"r6/parse[yy][-5]->Date":                        "as r6/parse[yy][-5]->unix",
-	"r6/parse[yyyy-MM-dd zzzz][2024-01-01 Coordinated Universal Time]->unix": "zone names other than GMT/UTC are not parsed (doc.go)",
-	"r6/parse[yyyy-MM-dd zzzz][2024-01-01 Coordinated Universal Time]->Date": "zone names other than GMT/UTC are not parsed (doc.go)",
+	"r6/parse[yyyy-MM-dd zzzz][2024-01-01 Coordinated Universal Time]->unix": "zone names other than GMT/UTC are not parsed (transforms/doc.go)",
+	"r6/parse[yyyy-MM-dd zzzz][2024-01-01 Coordinated Universal Time]->Date": "zone names other than GMT/UTC are not parsed (transforms/doc.go)",
 	"r6/parse[yyyy-MM-dd Z][2024-01-01 +05]->unix":                           "zones are read as offsets whatever the letter (doc.go): Java's Z wants +hhmm",
 	"r6/parse[yyyy-MM-dd Z][2024-01-01 +05]->Date":                           "as r6/parse[yyyy-MM-dd Z][2024-01-01 +05]->unix",
 	"r6/parse[yyyy-MM-dd X][2024-01-01 +0530]->unix":                         "zones are read as offsets whatever the letter (doc.go): Java's single X reads +hh and ignores the rest",
@@ -214,7 +217,7 @@ func runKafkaCase(t *testing.T, conv *convert.JSONConverter, c map[string]any) m
 		}
 		return s, val
 	}
-	r := &data.Record{Topic: topic, Timestamp: ts1000}
+	r := &data.Record{Topic: topic, Timestamp: time.UnixMilli(1000).UTC()}
 	if n, ok := c["partition"].(json.Number); ok {
 		p, _ := n.Int64()
 		r.Partition = int32(p)
@@ -255,16 +258,16 @@ func runKafkaCase(t *testing.T, conv *convert.JSONConverter, c map[string]any) m
 	}
 	class := c["class"].(string)
 	errDump := func(err error) map[string]any {
-		var ex *Exception
+		var ex *transforms.Exception
 		if !errors.As(err, &ex) {
 			return map[string]any{"error": map[string]any{"class": "(none)", "message": err.Error()}}
 		}
 		return map[string]any{"error": map[string]any{"class": ex.Class, "message": ex.Message}}
 	}
-	if strings.HasPrefix(class, pkgPredicates) {
-		p, err := NewPredicate(class, props)
+	if strings.HasPrefix(class, "org.apache.kafka.connect.transforms.predicates.") {
+		p, err := transforms.NewPredicate(class, props)
 		if err != nil {
-			return map[string]any{"config_error": err.Error(), "config_error_class": ConfigException}
+			return map[string]any{"config_error": err.Error(), "config_error_class": transforms.ConfigException}
 		}
 		ok, err := p.Test(r)
 		if err != nil {
@@ -272,13 +275,13 @@ func runKafkaCase(t *testing.T, conv *convert.JSONConverter, c map[string]any) m
 		}
 		return map[string]any{"test": ok}
 	}
-	tr, err := New(class, props)
+	tr, err := transforms.New(class, props)
 	if err != nil {
-		return map[string]any{"config_error": err.Error(), "config_error_class": ConfigException}
+		return map[string]any{"config_error": err.Error(), "config_error_class": transforms.ConfigException}
 	}
 	var out *data.Record
 	if n, ok := c["offset"].(json.Number); ok {
-		st, isSink := tr.(SinkTransformation)
+		st, isSink := tr.(transforms.SinkTransformation)
 		if !isSink {
 			out, err = tr.Apply(r)
 		} else {
