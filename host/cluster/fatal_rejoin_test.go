@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,16 +24,13 @@ func TestRunAfterFatalRejoinsUnderTheKeptID(t *testing.T) {
 	gen := other.m.Status().Generation
 
 	var refused atomic.Bool
-	var mu sync.Mutex
-	var after []string // member ids of the JoinGroups after the refusal
+	var after memberIDs // of the JoinGroups after the refusal
 	e.c.ControlKey(int16(kmsg.JoinGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		e.c.KeepControl()
 		jr := req.(*kmsg.JoinGroupRequest)
 		jr.SessionTimeoutMillis = millis(10 * time.Second)
 		if refused.Load() {
-			mu.Lock()
-			after = append(after, jr.MemberID)
-			mu.Unlock()
+			after.add(jr.MemberID)
 			return nil, nil, false
 		}
 		if jr.MemberID != id {
@@ -67,14 +63,7 @@ func TestRunAfterFatalRejoinsUnderTheKeptID(t *testing.T) {
 		return st.Generation > gen && !st.Rebalancing && !victim.m.Status().Rebalancing
 	})
 	t.Logf("the rebalance completed %v after Run started again", time.Since(rerun).Round(time.Millisecond))
-	mu.Lock()
-	got := append([]string(nil), after...)
-	mu.Unlock()
-	found := false
-	for _, m := range got {
-		found = found || m == id
-	}
-	if !found {
+	if got, found := after.seen(id); !found {
 		t.Fatalf("no JoinGroup after the refusal carried the kept id %q (ids: %q)", id, got)
 	}
 	if st := victim.m.Status(); st.MemberID != id {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,17 +39,14 @@ func TestLeaveAfterLossLeavesUnderTheKeptID(t *testing.T) {
 		jr.SessionTimeoutMillis = millis(10 * time.Second)
 		return drop(jr.MemberID)
 	})
-	var mu sync.Mutex
-	var leaves []string
+	var leaves memberIDs
 	e.c.ControlKey(int16(kmsg.LeaveGroup), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		e.c.KeepControl()
 		lr := req.(*kmsg.LeaveGroupRequest)
-		mu.Lock()
-		leaves = append(leaves, lr.MemberID)
+		leaves.add(lr.MemberID)
 		for _, m := range lr.Members {
-			leaves = append(leaves, m.MemberID)
+			leaves.add(m.MemberID)
 		}
-		mu.Unlock()
 		return nil, nil, false
 	})
 	waitFor(t, 10*time.Second, "the member to give its membership up", func() bool {
@@ -59,14 +57,7 @@ func TestLeaveAfterLossLeavesUnderTheKeptID(t *testing.T) {
 	// Shut down while still out: the coordinator answers LeaveGroup.
 	victim.leave(t)
 	left := time.Now()
-	mu.Lock()
-	got := append([]string(nil), leaves...)
-	mu.Unlock()
-	found := false
-	for _, l := range got {
-		found = found || l == id
-	}
-	if !found {
+	if got, found := leaves.seen(id); !found {
 		t.Fatalf("Leave after the loss sent no LeaveGroup for the kept id %q (sent for %q)", id, got)
 	}
 	waitFor(t, 3*time.Second, "the other member to rebalance without the one that left", func() bool {
@@ -115,4 +106,24 @@ func TestLeaveAfterLossToASilentCoordinatorIsBounded(t *testing.T) {
 	if took := time.Since(start); took > testSession+time.Second {
 		t.Fatalf("Leave took %v with the coordinator silent; bound is the session timeout %v", took, testSession)
 	}
+}
+
+// memberIDs records the member ids of requests the coordinator got, from
+// its control functions, for the test to look through afterwards.
+type memberIDs struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (m *memberIDs) add(id string) {
+	m.mu.Lock()
+	m.ids = append(m.ids, id)
+	m.mu.Unlock()
+}
+
+// seen returns the ids recorded so far and whether id is among them.
+func (m *memberIDs) seen(id string) ([]string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.ids...), slices.Contains(m.ids, id)
 }

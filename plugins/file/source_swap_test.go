@@ -21,16 +21,7 @@ func TestSourceRereadsATruncatedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendFile(t, path, "c\nd\n")
-	recs := pollN(t, task, 2)
-	if got := values(recs); !equal(got, []string{"c", "d"}) {
-		t.Fatalf("after truncation: %q, want [c d]", got)
-	}
-	if got := positions(recs); !equal(got, []int64{2, 4}) {
-		t.Fatalf("positions %v, want [2 4]", got)
-	}
-	if recs := poll(t, task, 150*time.Millisecond); len(recs) != 0 {
-		t.Fatalf("extra records %q", values(recs))
-	}
+	expectLast(t, task, "after truncation", []string{"c", "d"}, []int64{2, 4})
 }
 
 // A file renamed away and replaced by a new one (log rotation) is read to
@@ -46,16 +37,7 @@ func TestSourceFollowsAReplacedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendFile(t, path, "new\n")
-	recs := pollN(t, task, 2)
-	if got := values(recs); !equal(got, []string{"b", "new"}) {
-		t.Fatalf("across the replacement: %q, want [b new]", got)
-	}
-	if got := positions(recs); !equal(got, []int64{4, 4}) {
-		t.Fatalf("positions %v, want [4 4]", got)
-	}
-	if recs := poll(t, task, 150*time.Millisecond); len(recs) != 0 {
-		t.Fatalf("extra records %q", values(recs))
-	}
+	expectLast(t, task, "across the replacement", []string{"b", "new"}, []int64{4, 4})
 }
 
 // A file deleted while the task follows it is waited for, without an error,
@@ -162,12 +144,19 @@ func TestSourceReadsTheOldFileToItsEndAfterAReplacement(t *testing.T) {
 		}
 		appendFile(t, path, "new\n")
 	}
-	recs := pollN(t, task, 2)
-	if got := values(recs); !equal(got, []string{"b", "new"}) {
-		t.Fatalf("across the replacement: %q, want [b new]", got)
+	expectLast(t, task, "across the replacement", []string{"b", "new"}, []int64{4, 4})
+}
+
+// expectLast polls the records the test wants next (their values and the
+// positions stored with them) and then finds nothing more.
+func expectLast(t *testing.T, task *SourceTask, when string, want []string, at []int64) {
+	t.Helper()
+	recs := pollN(t, task, len(want))
+	if got := values(recs); !equal(got, want) {
+		t.Fatalf("%s: %q, want %q", when, got, want)
 	}
-	if got := positions(recs); !equal(got, []int64{4, 4}) {
-		t.Fatalf("positions %v, want [4 4]", got)
+	if got := positions(recs); !equal(got, at) {
+		t.Fatalf("positions %v, want %v", got, at)
 	}
 	if recs := poll(t, task, 150*time.Millisecond); len(recs) != 0 {
 		t.Fatalf("extra records %q", values(recs))
