@@ -33,6 +33,13 @@ const groupCommitEvery = 50 * time.Millisecond
 // committed offsets, fetched every pollEvery, reach the end of every
 // partition.
 func consumeGroupBaseline(ctx context.Context, env *BenchEnv, parts int32) (Result, error) {
+	return groupBaseline(ctx, env, parts, "baseline/consume-group", nil)
+}
+
+// groupBaseline is consumeGroupBaseline, reported as name-pN, with onPoll
+// (if not nil) given every poll's fetches before they count as read; an
+// error from it ends the benchmark.
+func groupBaseline(ctx context.Context, env *BenchEnv, parts int32, name string, onPoll func(kgo.Fetches) error) (Result, error) {
 	topic, err := env.FilledTopic(ctx, parts)
 	if err != nil {
 		return Result{}, err
@@ -78,7 +85,7 @@ func consumeGroupBaseline(ctx context.Context, env *BenchEnv, parts int32) (Resu
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan groupConsumed, 1)
-	go func() { done <- consumeAndCommit(cctx, cl, topic, env.Records) }()
+	go func() { done <- consumeAndCommit(cctx, cl, topic, env.Records, onPoll) }()
 	// wait hands back the consumer's outcome: the goroutine must have
 	// returned before cl is closed.
 	var (
@@ -136,8 +143,8 @@ func consumeGroupBaseline(ctx context.Context, env *BenchEnv, parts int32) (Resu
 	if c.records != env.Records {
 		return Result{}, fmt.Errorf("group %s read %d records from %s, it holds %d", group, c.records, topic, env.Records)
 	}
-	fmt.Printf("  baseline/consume-group-p%d: first records polled %.2fs after the client's creation; all read at %.2fs, committed seen at %.2fs\n",
-		parts, c.first.Sub(start).Seconds(), c.last.Sub(start).Seconds(), secs)
+	fmt.Printf("  %s-p%d: first records polled %.2fs after the client's creation; all read at %.2fs, committed seen at %.2fs\n",
+		name, parts, c.first.Sub(start).Seconds(), c.last.Sub(start).Seconds(), secs)
 	return Result{Records: c.records, Bytes: c.bytes, Seconds: secs}, nil
 }
 
@@ -190,8 +197,9 @@ type groupConsumed struct {
 // it polled whenever groupCommitEvery has passed, the last time at the
 // first tick after the end. As
 // the worker's sink task does, it bounds each poll by the next commit so
-// that commits stay on time when no records come.
-func consumeAndCommit(ctx context.Context, cl *kgo.Client, topic string, want int) groupConsumed {
+// that commits stay on time when no records come. onPoll, if not nil,
+// sees each poll's fetches first.
+func consumeAndCommit(ctx context.Context, cl *kgo.Client, topic string, want int, onPoll func(kgo.Fetches) error) groupConsumed {
 	var c groupConsumed
 	fail := func(what string, err error) groupConsumed {
 		c.err = fmt.Errorf("group consumer of %s: %s after %d of %d records: %w", topic, what, c.records, want, err)
@@ -220,6 +228,11 @@ func consumeAndCommit(ctx context.Context, cl *kgo.Client, topic string, want in
 		}
 		if c.first.IsZero() && !fs.Empty() {
 			c.first = time.Now()
+		}
+		if onPoll != nil {
+			if err := onPoll(fs); err != nil {
+				return fail("hand the poll on", err)
+			}
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			c.records++

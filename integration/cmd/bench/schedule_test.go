@@ -34,12 +34,22 @@ func TestScheduleOneRound(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each pipeline between two runs of its baseline, as before rounds.
+	// The floors are registered before the pipelines (file name order),
+	// so they come first under the baseline they share.
 	want := []string{
-		"baseline/produce-p1", "sluice/datagen-p1 #1", "baseline/produce-p1 again(sluice/datagen-p1 #1)",
-		"baseline/produce-p6", "sluice/datagen-p6 #1", "baseline/produce-p6 again(sluice/datagen-p6 #1)",
+		"baseline/produce-p1",
+		"floor/source-handoff-p1 #1", "baseline/produce-p1 again(floor/source-handoff-p1 #1)",
+		"sluice/datagen-p1 #1", "baseline/produce-p1 again(sluice/datagen-p1 #1)",
+		"baseline/produce-p6",
+		"floor/source-handoff-p6 #1", "baseline/produce-p6 again(floor/source-handoff-p6 #1)",
+		"sluice/datagen-p6 #1", "baseline/produce-p6 again(sluice/datagen-p6 #1)",
 		"baseline/consume-p1", "baseline/consume-p6",
-		"baseline/consume-group-p1", "sluice/noop-sink-p1 #1", "baseline/consume-group-p1 again(sluice/noop-sink-p1 #1)",
-		"baseline/consume-group-p6", "sluice/noop-sink-p6 #1", "baseline/consume-group-p6 again(sluice/noop-sink-p6 #1)",
+		"baseline/consume-group-p1",
+		"floor/sink-handoff-p1 #1", "baseline/consume-group-p1 again(floor/sink-handoff-p1 #1)",
+		"sluice/noop-sink-p1 #1", "baseline/consume-group-p1 again(sluice/noop-sink-p1 #1)",
+		"baseline/consume-group-p6",
+		"floor/sink-handoff-p6 #1", "baseline/consume-group-p6 again(floor/sink-handoff-p6 #1)",
+		"sluice/noop-sink-p6 #1", "baseline/consume-group-p6 again(sluice/noop-sink-p6 #1)",
 		"sluice/failover-kill", "sluice/join-pause",
 	}
 	if got := names(steps); !slices.Equal(got, want) {
@@ -52,31 +62,33 @@ func TestScheduleThreeRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bracket := func(base, p string) []string {
-		return []string{
-			base,
-			p + " #1", base + " again(" + p + " #1)",
-			p + " #2", base + " again(" + p + " #2)",
-			p + " #3", base + " again(" + p + " #3)",
+	bracket := func(base string, ps ...string) []string {
+		out := []string{base}
+		for _, p := range ps {
+			out = append(out,
+				p+" #1", base+" again("+p+" #1)",
+				p+" #2", base+" again("+p+" #2)",
+				p+" #3", base+" again("+p+" #3)")
 		}
+		return out
 	}
 	var want []string
-	want = append(want, bracket("baseline/produce-p1", "sluice/datagen-p1")...)
-	want = append(want, bracket("baseline/produce-p6", "sluice/datagen-p6")...)
+	want = append(want, bracket("baseline/produce-p1", "floor/source-handoff-p1", "sluice/datagen-p1")...)
+	want = append(want, bracket("baseline/produce-p6", "floor/source-handoff-p6", "sluice/datagen-p6")...)
 	// The bare consumers (AlsoCompare only) and the failover benchmarks
 	// (no baseline) run once.
 	want = append(want, "baseline/consume-p1", "baseline/consume-p6")
-	want = append(want, bracket("baseline/consume-group-p1", "sluice/noop-sink-p1")...)
-	want = append(want, bracket("baseline/consume-group-p6", "sluice/noop-sink-p6")...)
+	want = append(want, bracket("baseline/consume-group-p1", "floor/sink-handoff-p1", "sluice/noop-sink-p1")...)
+	want = append(want, bracket("baseline/consume-group-p6", "floor/sink-handoff-p6", "sluice/noop-sink-p6")...)
 	want = append(want, "sluice/failover-kill", "sluice/join-pause")
 	if got := names(steps); !slices.Equal(got, want) {
 		t.Fatalf("schedule:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	labels := []string{steps[0].label(3), steps[1].label(3), steps[2].label(3)}
-	if want := []string{"baseline/produce-p1", "sluice/datagen-p1 round 1/3", "baseline/produce-p1 again"}; !slices.Equal(labels, want) {
+	if want := []string{"baseline/produce-p1", "floor/source-handoff-p1 round 1/3", "baseline/produce-p1 again"}; !slices.Equal(labels, want) {
 		t.Fatalf("labels %q, want %q", labels, want)
 	}
-	if got := steps[1].label(1); got != "sluice/datagen-p1" {
+	if got := steps[1].label(1); got != "floor/source-handoff-p1" {
 		t.Fatalf("one round's label %q", got)
 	}
 	if _, err := schedule("", 0); err == nil {
