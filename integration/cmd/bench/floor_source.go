@@ -3,20 +3,24 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/integration/itest"
 )
 
 // The source handoff floor: what any source whose records come from a
@@ -29,7 +33,10 @@ import (
 // the worker does, which copies each answer out). A slot is asked to be
 // filled again only once every record in it is acknowledged, and one batch
 // is always being filled while the last ones are produced, as the worker
-// polls while it produces.
+// polls while it produces. The other process is started, has made its
+// payload and mapped the slots before the clock starts (startFloorProc);
+// its CPU and peak RSS are reported as "handoff", its start-up left out
+// as the baseline's payload is made before any window.
 //
 // Sluice's datagen pipeline does all of this and more (generating the
 // records, the SDK's and the worker's batch encodings, gRPC, converters,
@@ -82,6 +89,8 @@ func sourceHandoffFloor(ctx context.Context, env *BenchEnv, parts int32) (Result
 	if err != nil {
 		return Result{}, err
 	}
+	// After cl.Close (deferred below, so run before): the client's
+	// records point into the mapping until their promises are called.
 	defer s.close()
 	cl, err := env.NewClient(kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
@@ -95,74 +104,72 @@ func sourceHandoffFloor(ctx context.Context, env *BenchEnv, parts int32) (Result
 	if err := s.finish(); err != nil {
 		return Result{}, err
 	}
-	// The topic must hold exactly what the baseline's producer writes.
-	bytes, err := checkSample(ctx, cl, topic, env.Payload.ValueSize)
+	// The topic must hold exactly what the baseline's producer writes:
+	// that many records, the payload's.
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	var total int64
+	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+	if total != int64(env.Records) {
+		return Result{}, fmt.Errorf("%s holds %d records, want exactly %d", topic, total, env.Records)
+	}
+	one, err := checkSample(ctx, cl, topic, env.Payload.ValueSize)
 	if err != nil {
 		return Result{}, err
 	}
-	res.Bytes = bytes * int64(env.Records)
+	if err := checkPayloadSample(ctx, cl, topic, env.Payload); err != nil {
+		return Result{}, err
+	}
+	res.Bytes = one * int64(env.Records)
+	res.CPUSeconds, res.PeakRSSBytes = s.usage()
 	return res, nil
+}
+
+// checkPayloadSample reads the first records of topic and checks that each
+// is the payload record its key names.
+func checkPayloadSample(ctx context.Context, cl *kgo.Client, topic string, p *Payload) error {
+	recs, err := itest.ReadTopic(ctx, cl, topic, 2000, time.Minute)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		i, err := strconv.Atoi(strings.TrimPrefix(string(r.Key), "key-"))
+		if err != nil || i < 0 || i >= p.Len() || !bytes.Equal(r.Key, p.Key(i)) || !bytes.Equal(r.Value, p.Value(i)) {
+			return fmt.Errorf("%s: record %q at %d/%d is not the payload's", topic, r.Key, r.Partition, r.Offset)
+		}
+	}
+	return nil
 }
 
 // sourceHandoff is the producing side.
 type sourceHandoff struct {
-	mem   []byte
-	cmd   *exec.Cmd
-	toF   *os.File // fill requests: the slot, 4 bytes
-	fromF *os.File // answers: the slot, the records (0 once all were given)
+	*floorProc
+	// unsettled counts the records given to the client whose promise has
+	// not been called: until it is 0 the client may still read the
+	// mapping (a produce request is written from the records' slices),
+	// so close leaves it mapped.
+	unsettled atomic.Int64
 }
 
 func startSourceHandoff(records int) (*sourceHandoff, error) {
-	f, err := os.CreateTemp("/dev/shm", "sluice-bench-source-")
+	// The other process makes its payload before it says it is ready, so
+	// the clock starts with the records.
+	p, err := startFloorProc("source", envSourceReader, strconv.Itoa(records), sourceSlots*sourceSlot)
 	if err != nil {
-		return nil, fmt.Errorf("source handoff mapping: %w", err)
-	}
-	defer f.Close()
-	os.Remove(f.Name())
-	if err := f.Truncate(sourceSlots * sourceSlot); err != nil {
-		return nil, fmt.Errorf("source handoff mapping: %w", err)
-	}
-	mem, err := syscall.Mmap(int(f.Fd()), 0, sourceSlots*sourceSlot, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("map source handoff region: %w", err)
-	}
-	s := &sourceHandoff{mem: mem}
-	rIn, wIn, err := os.Pipe()
-	if err != nil {
-		s.close()
 		return nil, err
 	}
-	rOut, wOut, err := os.Pipe()
-	if err != nil {
-		rIn.Close()
-		wIn.Close()
-		s.close()
-		return nil, err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), envSourceReader+"="+strconv.Itoa(records))
-	cmd.ExtraFiles = []*os.File{f, rIn, wOut} // fds 3, 4, 5
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		s.close()
-		return nil, fmt.Errorf("start source handoff process: %w", err)
-	}
-	rIn.Close()
-	wOut.Close()
-	s.cmd, s.toF, s.fromF = cmd, wIn, rOut
-	// The other process makes its payload before it answers anything:
-	// wait for its ready byte, so the clock starts with the records.
-	var ready [1]byte
-	if _, err := io.ReadFull(s.fromF, ready[:]); err != nil {
-		s.close()
-		return nil, fmt.Errorf("source handoff process did not start: %w", err)
-	}
-	return s, nil
+	return &sourceHandoff{floorProc: p}, nil
+}
+
+// close ends the other process and unmaps the region, unless the client
+// still holds records in it (an error ended produce before every ack): a
+// mapping left behind costs memory, one taken from under the client's
+// writes a SIGSEGV of the harness.
+func (s *sourceHandoff) close() {
+	s.floorProc.close(s.unsettled.Load() == 0)
 }
 
 // produce asks for batches and produces them from the mapping until the
@@ -198,12 +205,16 @@ func (s *sourceHandoff) produce(ctx context.Context, cl *kgo.Client, topic strin
 				return
 			}
 			binary.LittleEndian.PutUint32(req[:], uint32(slot))
-			if _, err := s.toF.Write(req[:]); err != nil {
+			if _, err := s.to.Write(req[:]); err != nil {
 				fillErr <- fmt.Errorf("ask for a batch: %w", err)
 				return
 			}
-			if _, err := io.ReadFull(s.fromF, ans[:]); err != nil {
+			if _, err := io.ReadFull(s.from, ans[:]); err != nil {
 				fillErr <- fmt.Errorf("read a batch's answer: %w", err)
+				return
+			}
+			if got := int(binary.LittleEndian.Uint32(ans[:4])); got != slot {
+				fillErr <- fmt.Errorf("asked to fill slot %d, answered for %d", slot, got)
 				return
 			}
 			n := int(binary.LittleEndian.Uint32(ans[4:]))
@@ -220,6 +231,7 @@ func (s *sourceHandoff) produce(ctx context.Context, cl *kgo.Client, topic strin
 		pending[b.slot].Store(int64(b.n))
 		slot := b.slot
 		onAck := func(_ *kgo.Record, err error) {
+			s.unsettled.Add(-1)
 			if err != nil {
 				failed.Add(1)
 				errOnce.Do(func() { firstErr = err })
@@ -237,6 +249,7 @@ func (s *sourceHandoff) produce(ctx context.Context, cl *kgo.Client, topic strin
 			p += k
 			value := s.mem[p : p+v : p+v]
 			p += v
+			s.unsettled.Add(1)
 			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: key, Value: value}, onAck)
 		}
 		produced += b.n
@@ -257,33 +270,6 @@ func (s *sourceHandoff) produce(ctx context.Context, cl *kgo.Client, topic strin
 	return Result{Records: produced, Seconds: secs}, nil
 }
 
-// finish closes the requests and waits for the other process to exit.
-func (s *sourceHandoff) finish() error {
-	s.toF.Close()
-	s.toF = nil
-	if err := s.cmd.Wait(); err != nil {
-		return fmt.Errorf("source handoff process: %w", err)
-	}
-	s.cmd = nil
-	return nil
-}
-
-func (s *sourceHandoff) close() {
-	if s.toF != nil {
-		s.toF.Close()
-	}
-	if s.cmd != nil {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-	}
-	if s.fromF != nil {
-		s.fromF.Close()
-	}
-	if s.mem != nil {
-		syscall.Munmap(s.mem)
-	}
-}
-
 // sourceHandoffMain is the process that fills the slots: the harness's
 // payload (the same seed, so the same records the baseline produces),
 // sourceBatch records a request, in order, until all were given; then it
@@ -293,13 +279,12 @@ func sourceHandoffMain() error {
 	if err != nil || records <= 0 {
 		return fmt.Errorf("%s=%q: want a positive record count", envSourceReader, os.Getenv(envSourceReader))
 	}
-	region, in, out := os.NewFile(3, "region"), os.NewFile(4, "in"), os.NewFile(5, "out")
-	mem, err := syscall.Mmap(int(region.Fd()), 0, sourceSlots*sourceSlot, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	mem, in, out, err := floorChild(sourceSlots*sourceSlot, syscall.PROT_READ|syscall.PROT_WRITE)
 	if err != nil {
-		return fmt.Errorf("map source handoff region: %w", err)
+		return err
 	}
 	payload := NewPayload(records, 1)
-	if _, err := out.Write([]byte{1}); err != nil {
+	if err := ready(out); err != nil {
 		return err
 	}
 	var req [4]byte
@@ -319,6 +304,9 @@ func sourceHandoffMain() error {
 		p, n := slot*sourceSlot, 0
 		for ; n < sourceBatch && next < records; n, next = n+1, next+1 {
 			k, v := payload.Key(next), payload.Value(next)
+			if p+8+len(k)+len(v) > (slot+1)*sourceSlot {
+				return fmt.Errorf("%d records of the payload overflow a slot of %d bytes", sourceBatch, sourceSlot)
+			}
 			binary.LittleEndian.PutUint32(mem[p:], uint32(len(k)))
 			binary.LittleEndian.PutUint32(mem[p+4:], uint32(len(v)))
 			p += 8

@@ -6,7 +6,10 @@
 // alternating with runs of the baseline it is compared with (see
 // schedule), reports the median of the rounds' ratios, prints a table with
 // the CPU each process role used (see cpu.go) and, with BENCH_OUT=path,
-// writes the results as JSON.
+// writes the results as JSON. Besides the baselines and Sluice's pipelines
+// it runs the floors (floor_sink.go, floor_source.go): raw franz-go doing
+// only what a process boundary adds, the bound a pipeline's ratio cannot
+// pass on the same machine.
 //
 //	make bench                                  # or:
 //	BENCH_RECORDS=200000 BENCH_ONLY=produce go run -tags integration ./integration/cmd/bench
