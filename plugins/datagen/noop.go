@@ -64,7 +64,10 @@ type NoopSinkTask struct {
 	logEvery int64
 	nextLog  int64
 	count    int64
-	log      hclog.Logger
+	// puts counts the Put calls, empty ones included: with count, the
+	// batch size the worker delivered (a benchmark's figure).
+	puts int64
+	log  hclog.Logger
 }
 
 var (
@@ -87,6 +90,7 @@ func (t *NoopSinkTask) Start(_ context.Context, _ pluginsdk.SinkTaskContext, pro
 // Put counts recs.
 func (t *NoopSinkTask) Put(_ context.Context, recs []*data.SinkRecord) error {
 	t.count += int64(len(recs))
+	t.puts++
 	if t.logEvery > 0 && t.count >= t.nextLog {
 		t.log.Info("noop sink received records", "records", t.count)
 		t.nextLog = (t.count/t.logEvery + 1) * t.logEvery
@@ -106,10 +110,10 @@ func (t *NoopSinkTask) PreCommit(_ context.Context, offsets map[data.TopicPartit
 	return offsets, nil
 }
 
-// Stop logs the count.
+// Stop logs the counts.
 func (t *NoopSinkTask) Stop(context.Context) error {
 	if t.log != nil {
-		t.log.Info("noop sink stopped", "records", t.count)
+		t.log.Info("noop sink stopped", "records", t.count, "puts", t.puts)
 	}
 	return nil
 }

@@ -33,8 +33,8 @@ func TestNoopSinkCountsAndCommitsEverything(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if task.Count() != 17 {
-		t.Fatalf("count %d, want 17", task.Count())
+	if task.Count() != 17 || task.puts != 4 {
+		t.Fatalf("count %d in %d puts, want 17 in 4 (the empty one counts)", task.Count(), task.puts)
 	}
 	if task.nextLog != 18 {
 		t.Errorf("next log at %d, want 18 (the next multiple of log.every=3)", task.nextLog)

@@ -205,7 +205,10 @@ func checkSample(ctx context.Context, cl *kgo.Client, topic string, size int) (i
 // noopCount finds the count the noop sink task logs when it stops. Plugin
 // log fields reach the worker's log through JSON, so a count of a million
 // may read records="1e+06".
-var noopCount = regexp.MustCompile(`noop sink stopped:.* records="?([0-9.e+]+)"?`)
+var noopCount = regexp.MustCompile(`noop sink stopped:.* records="?([0-9.e+]+)"?.*`)
+
+// noopPuts finds the number of Put calls in the same line.
+var noopPuts = regexp.MustCompile(`puts="?([0-9.e+]+)"?`)
 
 func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, error) {
 	topic, err := env.FilledTopic(ctx, parts)
@@ -296,6 +299,11 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 	}
 	if n, err := strconv.ParseFloat(m[1], 64); err != nil || int64(n) != end {
 		return Result{}, fmt.Errorf("%s: the noop sink was put %s records, want %d", name, m[1], end)
+	}
+	if p := noopPuts.FindStringSubmatch(m[0]); p != nil {
+		if puts, err := strconv.ParseFloat(p[1], 64); err == nil && puts > 0 {
+			fmt.Printf("  sluice/noop-sink-p%d: %.0f Puts, %.0f records a Put\n", parts, puts, float64(end)/puts)
+		}
 	}
 	return Result{Records: env.Records, Bytes: int64(env.Records) * env.Payload.RecordBytes(), Seconds: secs,
 		PeakRSSBytes: w.peakRSSByRole(), CPUSeconds: w.cpuByRole()}, nil
