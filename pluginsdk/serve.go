@@ -26,6 +26,11 @@ type Class struct {
 	// Aliases also resolve to this class; the simple name (after the last
 	// '.') resolves without being listed.
 	Aliases []string
+	// TaskClass is the full class name of the class's tasks, e.g.
+	// "io.example.OrdersSourceTask" (Kafka Connect's Connector.taskClass).
+	// The worker shows it as task.class in every task configuration; when
+	// empty, the worker shows Name there instead.
+	TaskClass string
 	// Doc is shown by GET /connector-plugins.
 	Doc string
 	// New returns a fresh, unstarted instance: a SourceConnector or a

@@ -108,6 +108,7 @@ func describeClass(c Class) (*classInfo, error) {
 		Version:       inst.Version(),
 		Config:        def.Proto(),
 		Documentation: c.Doc,
+		TaskClassName: c.TaskClass,
 	}
 	return ci, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -346,6 +347,26 @@ func TestDescribeListsClasses(t *testing.T) {
 	want := []string{"test.Source CONNECTOR_TYPE_SOURCE 1.2.3", "test.Sink CONNECTOR_TYPE_SINK 0.0.1"}
 	if !slices.Equal(got, want) || resp.GetSdk() != SDKVersion {
 		t.Fatalf("describe: %q sdk %q, want %q", got, resp.GetSdk(), want)
+	}
+}
+
+// A declared task class reaches the worker through Describe; a class that
+// declares none sends it empty, so the worker falls back to the class name.
+func TestDescribeSendsTaskClass(t *testing.T) {
+	src := sourceClass(nil)
+	src.TaskClass = "test.SourceTask"
+	c := serve(t, src, sinkClass(nil))
+	resp, err := c.Plugin.Describe(callCtx(t), &pluginv1.DescribeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, cl := range resp.GetClasses() {
+		got[cl.GetClassName()] = cl.GetTaskClassName()
+	}
+	want := map[string]string{"test.Source": "test.SourceTask", "test.Sink": ""}
+	if !maps.Equal(got, want) {
+		t.Fatalf("task classes by class: %q, want %q", got, want)
 	}
 }
 

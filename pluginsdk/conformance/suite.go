@@ -279,8 +279,12 @@ func (s *suite) connector(t *testing.T, cl *pluginv1.ConnectorClass, co ClassOpt
 	})
 	t.Run("exit", func(t *testing.T) { p.kill(t) })
 	if first != nil {
-		// The worker adds task.class to every task configuration.
-		first["task.class"] = cl.GetClassName()
+		// The worker adds task.class to every task configuration: the
+		// declared task class, else the connector class.
+		first["task.class"] = cl.GetTaskClassName()
+		if first["task.class"] == "" {
+			first["task.class"] = cl.GetClassName()
+		}
 	}
 	return first
 }

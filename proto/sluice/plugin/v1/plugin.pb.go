@@ -251,6 +251,13 @@ type ConnectorClass struct {
 	// connector.class, tasks.max, converters, transforms, errors.*, ...).
 	Config        *ConfigDef `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	Documentation string     `protobuf:"bytes,6,opt,name=documentation,proto3" json:"documentation,omitempty"`
+	// The full class name of the connector's tasks (Kafka Connect's
+	// Connector.taskClass), e.g.
+	// "org.apache.kafka.connect.file.FileStreamSourceTask". The worker puts it
+	// in task.class of every task configuration it stores and shows. Empty
+	// means the plugin did not say; the worker then uses class_name, so
+	// plugins built before this field keep working.
+	TaskClassName string `protobuf:"bytes,7,opt,name=task_class_name,json=taskClassName,proto3" json:"task_class_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -323,6 +330,13 @@ func (x *ConnectorClass) GetConfig() *ConfigDef {
 func (x *ConnectorClass) GetDocumentation() string {
 	if x != nil {
 		return x.Documentation
+	}
+	return ""
+}
+
+func (x *ConnectorClass) GetTaskClassName() string {
+	if x != nil {
+		return x.TaskClassName
 	}
 	return ""
 }
@@ -2175,7 +2189,7 @@ const file_sluice_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x0fDescribeRequest\"`\n" +
 	"\x10DescribeResponse\x12:\n" +
 	"\aclasses\x18\x01 \x03(\v2 .sluice.plugin.v1.ConnectorClassR\aclasses\x12\x10\n" +
-	"\x03sdk\x18\x02 \x01(\tR\x03sdk\"\xf3\x01\n" +
+	"\x03sdk\x18\x02 \x01(\tR\x03sdk\"\x9b\x02\n" +
 	"\x0eConnectorClass\x12\x1d\n" +
 	"\n" +
 	"class_name\x18\x01 \x01(\tR\tclassName\x12\x18\n" +
@@ -2183,7 +2197,8 @@ const file_sluice_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04type\x18\x03 \x01(\x0e2\x1f.sluice.plugin.v1.ConnectorTypeR\x04type\x12\x18\n" +
 	"\aversion\x18\x04 \x01(\tR\aversion\x123\n" +
 	"\x06config\x18\x05 \x01(\v2\x1b.sluice.plugin.v1.ConfigDefR\x06config\x12$\n" +
-	"\rdocumentation\x18\x06 \x01(\tR\rdocumentation\"\xb2\x01\n" +
+	"\rdocumentation\x18\x06 \x01(\tR\rdocumentation\x12&\n" +
+	"\x0ftask_class_name\x18\a \x01(\tR\rtaskClassName\"\xb2\x01\n" +
 	"\x0fValidateRequest\x12\x1d\n" +
 	"\n" +
 	"class_name\x18\x01 \x01(\tR\tclassName\x12E\n" +

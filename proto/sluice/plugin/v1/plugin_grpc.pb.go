@@ -177,7 +177,8 @@ type ConnectorClient interface {
 	// Start starts the instance with its configuration.
 	Start(ctx context.Context, in *ConnectorStartRequest, opts ...grpc.CallOption) (*ConnectorStartResponse, error)
 	// TaskConfigs returns at most max_tasks task configurations. The worker adds
-	// task.class and starts one task process per entry.
+	// task.class (ConnectorClass.task_class_name, else class_name) and starts
+	// one task process per entry.
 	TaskConfigs(ctx context.Context, in *TaskConfigsRequest, opts ...grpc.CallOption) (*TaskConfigsResponse, error)
 	// AlterOffsets is asked before the worker alters or resets the offsets of a
 	// stopped connector (KIP-875). UNIMPLEMENTED or handled=false leaves it to
@@ -273,7 +274,8 @@ type ConnectorServer interface {
 	// Start starts the instance with its configuration.
 	Start(context.Context, *ConnectorStartRequest) (*ConnectorStartResponse, error)
 	// TaskConfigs returns at most max_tasks task configurations. The worker adds
-	// task.class and starts one task process per entry.
+	// task.class (ConnectorClass.task_class_name, else class_name) and starts
+	// one task process per entry.
 	TaskConfigs(context.Context, *TaskConfigsRequest) (*TaskConfigsResponse, error)
 	// AlterOffsets is asked before the worker alters or resets the offsets of a
 	// stopped connector (KIP-875). UNIMPLEMENTED or handled=false leaves it to
