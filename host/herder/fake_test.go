@@ -22,6 +22,9 @@ const (
 	srcClass  = "io.test.CounterSourceConnector"
 	sinkClass = "io.test.LogSinkConnector"
 	hangClass = "io.test.HangingSourceConnector"
+	// srcTaskClass is the task class srcClass declares; sinkClass declares
+	// none, as a plugin built before the contract carried task classes.
+	srcTaskClass = "io.test.CounterSourceTask"
 )
 
 func srcDef() *config.Def {
@@ -75,7 +78,7 @@ func newFakeInstances() *fakeInstances {
 
 func (f *fakeInstances) classes() []herder.Class {
 	return []herder.Class{
-		{Name: srcClass, Type: herder.TypeSource, Version: "1.0", Def: &pluginv1.ConnectorClass{ClassName: srcClass, Config: srcDef().Proto()}},
+		{Name: srcClass, Type: herder.TypeSource, Version: "1.0", TaskClass: srcTaskClass, Def: &pluginv1.ConnectorClass{ClassName: srcClass, Config: srcDef().Proto()}},
 		{Name: sinkClass, Type: herder.TypeSink, Version: "1.0", Def: &pluginv1.ConnectorClass{ClassName: sinkClass, Config: sinkDefn().Proto()}},
 		{Name: hangClass, Type: herder.TypeSource, Version: "undefined", Def: &pluginv1.ConnectorClass{ClassName: hangClass, Config: config.NewDef().Proto()}},
 	}

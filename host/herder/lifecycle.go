@@ -237,8 +237,9 @@ func (h *Standalone) reconfigureTasks(ctx context.Context, c *conn, force bool) 
 }
 
 // taskConfig is what a task is stored and started with: the connector's
-// answer plus task.class and, for sinks, the connector's topics /
-// topics.regex, as Kafka's Worker adds them. connCfg is the connector's
+// answer plus task.class (the class's task class, else the connector class)
+// and, for sinks, the connector's topics / topics.regex, as Kafka's Worker
+// adds them. connCfg is the connector's
 // config as submitted: a key whose submitted value holds a variable gets it
 // back (Kafka's reverse transform), so the resolved secrets a connector
 // copies into its task configs are neither stored nor shown; the task's
@@ -248,7 +249,7 @@ func taskConfig(raw map[string]string, class Class, connCfg map[string]string) m
 	if out == nil {
 		out = map[string]string{}
 	}
-	out[KeyTaskClass] = class.Name
+	out[KeyTaskClass] = class.TaskClassName()
 	if class.Type == TypeSink {
 		if v, ok := connCfg[KeyTopics]; ok {
 			out[KeyTopics] = v

@@ -18,9 +18,23 @@ type Class struct {
 	// Type is "source" or "sink".
 	Type    string
 	Version string
+	// TaskClass is the full class name of the class's tasks as the plugin
+	// declared it; empty when it declared none.
+	TaskClass string
 	// Def is the plugin's description of the class: its own config keys
 	// (without the framework's common ones) and documentation.
 	Def *pluginv1.ConnectorClass
+}
+
+// TaskClassName is what task.class names in the class's task configs:
+// the declared task class, else the connector class itself, which is all a
+// plugin built before the contract carried task classes lets the worker
+// know.
+func (c Class) TaskClassName() string {
+	if c.TaskClass != "" {
+		return c.TaskClass
+	}
+	return c.Name
 }
 
 // Connector types as ConnectorInfo and PluginInfo spell them.

@@ -3,6 +3,7 @@ package herder_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -39,7 +40,7 @@ func TestCreateRunsConnectorAndTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(tasks) != 2 || tasks[1].ID != (herder.TaskID{Connector: "src", Task: 1}) ||
-		tasks[1].Config["task.class"] != srcClass || tasks[1].Config["n"] != "1" {
+		tasks[1].Config["task.class"] != srcTaskClass || tasks[1].Config["n"] != "1" {
 		t.Fatalf("task configs %+v", tasks)
 	}
 	if ts := f.in.task("src-0"); ts.spec.ConnectorConfig["secret"] != "${file:/etc/s.properties:pw}" {
@@ -55,6 +56,40 @@ func TestCreateRunsConnectorAndTasks(t *testing.T) {
 	names, _ := f.h.Connectors(ctx)
 	if !slices.Equal(names, []string{"src"}) {
 		t.Fatalf("connectors %v", names)
+	}
+}
+
+// task.class names the task class the plugin declared, as Kafka's Worker
+// puts Connector.taskClass there, both in what is stored and shown and in
+// what the task starts with; a class that declares none gets its own name.
+func TestTaskConfigsNameTheTaskClass(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	if _, _, err := f.h.PutConnectorConfig(ctx, "src", srcConfig(), false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.h.PutConnectorConfig(ctx, "snk", map[string]string{"connector.class": sinkClass, "topics": "a"}, false, herder.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	waitStates(t, f.h, "src", "RUNNING:RUNNING,RUNNING")
+	waitStates(t, f.h, "snk", "RUNNING:RUNNING")
+	for conn, want := range map[string]string{"src": srcTaskClass, "snk": sinkClass} {
+		tasks, err := f.h.TaskConfigs(ctx, conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tasks) == 0 {
+			t.Fatalf("%s: no task configs", conn)
+		}
+		for _, tc := range tasks {
+			if got := tc.Config["task.class"]; got != want {
+				t.Errorf("%s task %d: task.class %q, want %q", conn, tc.ID.Task, got, want)
+			}
+			id := fmt.Sprintf("%s-%d", conn, tc.ID.Task)
+			if got := f.in.task(id).spec.TaskConfig["task.class"]; got != want {
+				t.Errorf("task %s started with task.class %q, want %q", id, got, want)
+			}
+		}
 	}
 }
 

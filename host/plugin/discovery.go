@@ -42,6 +42,9 @@ type Class struct {
 	Aliases []string
 	Type    pluginv1.ConnectorType
 	Version string
+	// TaskClass is the class name the plugin gave the class's tasks; empty
+	// when it gave none (older and non-Go plugins).
+	TaskClass string
 	// Path is the binary that serves the class; SDK is what it said it was
 	// built with.
 	Path string
@@ -163,12 +166,13 @@ func (m *Manager) Scan(ctx context.Context) ([]Problem, error) {
 			}
 			owner[cc.GetClassName()] = c.path
 			classes = append(classes, Class{
-				Name:    cc.GetClassName(),
-				Type:    cc.GetType(),
-				Version: cc.GetVersion(),
-				Path:    c.path,
-				SDK:     d.resp.GetSdk(),
-				Def:     cc,
+				Name:      cc.GetClassName(),
+				Type:      cc.GetType(),
+				Version:   cc.GetVersion(),
+				TaskClass: cc.GetTaskClassName(),
+				Path:      c.path,
+				SDK:       d.resp.GetSdk(),
+				Def:       cc,
 			})
 		}
 	}

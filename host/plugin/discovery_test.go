@@ -125,6 +125,18 @@ func TestScan(t *testing.T) {
 			t.Errorf("class %s from %s", c.Name, c.Path)
 		}
 	}
+	// A declared task class travels from Describe; an undeclared one stays
+	// empty for the herder to fall back on the connector class.
+	taskClasses := map[string]string{}
+	for _, c := range m.Classes() {
+		taskClasses[c.Name] = c.TaskClass
+	}
+	if tc := taskClasses["io.sluice.test.GoodSourceConnector"]; tc != "io.sluice.test.GoodSourceTask" {
+		t.Errorf("GoodSourceConnector task class %q, want io.sluice.test.GoodSourceTask", tc)
+	}
+	if tc := taskClasses["io.sluice.test.GoodSinkConnector"]; tc != "" {
+		t.Errorf("GoodSinkConnector task class %q, want none", tc)
+	}
 
 	// Unchanged files are not launched again, working or not.
 	problems, err = m.Scan(ctx)

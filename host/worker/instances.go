@@ -58,7 +58,7 @@ func herderClass(c plugin.Class) herder.Class {
 	case pluginv1.ConnectorType_CONNECTOR_TYPE_SINK:
 		t = herder.TypeSink
 	}
-	return herder.Class{Name: c.Name, Type: t, Version: c.Version, Def: c.Def}
+	return herder.Class{Name: c.Name, Type: t, Version: c.Version, TaskClass: c.TaskClass, Def: c.Def}
 }
 
 // Lookup implements herder.Instances. A class not found triggers one
@@ -258,7 +258,7 @@ func (in *instances) errorHandler(spec herder.TaskSpec, p runtime.Pipeline, prod
 	return errorhandler.New(errorhandler.Options{
 		Task:                 runtime.TaskID{Connector: spec.ID.Connector, Task: spec.ID.Task},
 		Settings:             s,
-		TaskClass:            spec.Class.Name,
+		TaskClass:            spec.Class.TaskClassName(),
 		KeyConverterClass:    converterClassName(kc),
 		ValueConverterClass:  converterClassName(vc),
 		HeaderConverterClass: converterClassName(hc),

@@ -57,7 +57,7 @@ type describer struct {
 
 func (describer) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
 	return &pluginv1.DescribeResponse{Sdk: "sluice-test/good", Classes: []*pluginv1.ConnectorClass{
-		{ClassName: "io.sluice.test.GoodSourceConnector", Aliases: []string{"good-source"}, Type: pluginv1.ConnectorType_CONNECTOR_TYPE_SOURCE, Version: "1.0.0"},
+		{ClassName: "io.sluice.test.GoodSourceConnector", Aliases: []string{"good-source"}, Type: pluginv1.ConnectorType_CONNECTOR_TYPE_SOURCE, Version: "1.0.0", TaskClassName: "io.sluice.test.GoodSourceTask"},
 		{ClassName: "io.sluice.test.GoodSinkConnector", Type: pluginv1.ConnectorType_CONNECTOR_TYPE_SINK, Version: "1.0.0"},
 	}}, nil
 }
