@@ -142,8 +142,8 @@ func checkInternalRecords(t *testing.T, e *env, name string, ws []*worker) {
 		Properties map[string]string `json:"properties"`
 	}
 	mustJSON(t, last["task-"+name+"-0"], &task)
-	if task.Properties["task.class"] == "" || task.Properties["topics"] == "" {
-		t.Fatalf("task record without task.class or topics: %s", last["task-"+name+"-0"])
+	if task.Properties["task.class"] != "org.apache.kafka.connect.file.FileStreamSinkTask" || task.Properties["topics"] == "" {
+		t.Fatalf("task record without Kafka's task.class or topics: %s", last["task-"+name+"-0"])
 	}
 	if got := string(last["commit-"+name]); got != `{"tasks":3}` {
 		t.Fatalf("commit record %s, want {\"tasks\":3}", got)

@@ -153,9 +153,10 @@ func (t *Task) Stop(context.Context) error { return nil }
 
 func main() {
 	pluginsdk.Serve(pluginsdk.Class{
-		Name:    "io.sluice.examples.CounterSource",
-		Aliases: []string{"CounterSource"},
-		Doc:     "Emits {task, seq} structs per task, resuming after the stored offset (example).",
-		New:     func() pluginsdk.Connector { return &Connector{} },
+		Name:      "io.sluice.examples.CounterSource",
+		Aliases:   []string{"CounterSource"},
+		TaskClass: "io.sluice.examples.CounterSourceTask",
+		Doc:       "Emits {task, seq} structs per task, resuming after the stored offset (example).",
+		New:       func() pluginsdk.Connector { return &Connector{} },
 	})
 }

@@ -163,9 +163,10 @@ func plain(v any) any {
 
 func main() {
 	pluginsdk.Serve(pluginsdk.Class{
-		Name:    "io.sluice.examples.LogSink",
-		Aliases: []string{"LogSink"},
-		Doc:     "Appends each record's value, as text, to a file (example).",
-		New:     func() pluginsdk.Connector { return &Connector{} },
+		Name:      "io.sluice.examples.LogSink",
+		Aliases:   []string{"LogSink"},
+		TaskClass: "io.sluice.examples.LogSinkTask",
+		Doc:       "Appends each record's value, as text, to a file (example).",
+		New:       func() pluginsdk.Connector { return &Connector{} },
 	})
 }

@@ -382,7 +382,7 @@ func checkRESTCompat(t *testing.T, base, in string) {
 		Config map[string]string `json:"config"`
 	}
 	getJSON(t, base+"/connectors/src/tasks", &tasks)
-	if len(tasks) != 1 || tasks[0].ID.Connector != "src" || tasks[0].Config["task.class"] != "org.apache.kafka.connect.file.FileStreamSourceConnector" {
+	if len(tasks) != 1 || tasks[0].ID.Connector != "src" || tasks[0].Config["task.class"] != "org.apache.kafka.connect.file.FileStreamSourceTask" {
 		t.Fatalf("tasks %+v", tasks)
 	}
 }

@@ -106,19 +106,20 @@ func TestConnectRestCompat(t *testing.T) {
 	}
 
 	// Task configs: the file connectors hand their tasks their own config;
-	// the worker adds task.class (and the sink's topics).
+	// the worker adds task.class, Kafka's task class names (and the sink's
+	// topics).
 	for _, c := range []struct {
-		cfg   map[string]string
-		class string
-	}{{source, sourceClass}, {sink, sinkClass}} {
+		cfg       map[string]string
+		taskClass string
+	}{{source, "org.apache.kafka.connect.file.FileStreamSourceTask"}, {sink, "org.apache.kafka.connect.file.FileStreamSinkTask"}} {
 		var tasks []taskInfo
 		strict(t, e.must("GET", "/connectors/"+c.cfg["name"]+"/tasks", nil, 200), &tasks)
 		want := maps.Clone(c.cfg)
-		want["task.class"] = c.class
+		want["task.class"] = c.taskClass
 		if len(tasks) != 1 || tasks[0].ID != (taskID{c.cfg["name"], 0}) || !maps.Equal(tasks[0].Config, want) {
 			t.Fatalf("tasks of %s: %+v\nwant config %v", c.cfg["name"], tasks, want)
 		}
-		if tasks[0].Config["external.note"] != placeholder && c.class == sourceClass {
+		if tasks[0].Config["external.note"] != placeholder && c.cfg["name"] == source["name"] {
 			t.Fatalf("task config resolved the placeholder: %v", tasks[0].Config)
 		}
 	}

@@ -232,6 +232,7 @@ func TestConfigEchoedAsSubmitted(t *testing.T) {
 	var tasks []taskInfo
 	strict(t, e.must("GET", "/connectors/sec/tasks", nil, 200), &tasks)
 	if len(tasks) != 1 || tasks[0].Config["secret"] != "${file:/x:y}" || tasks[0].Config["other.secret"] != "hunter2" ||
+		// SecretSource declares no task class: task.class falls back to it.
 		tasks[0].Config["task.class"] != "io.sluice.test.SecretSource" {
 		t.Fatalf("tasks %+v", tasks)
 	}
@@ -397,7 +398,7 @@ func TestStatusAndTasks(t *testing.T) {
 	}
 	for i, ti := range tasks {
 		want := withName(cfg, "cnt")
-		want["task.class"] = "io.sluice.examples.CounterSource"
+		want["task.class"] = "io.sluice.examples.CounterSourceTask"
 		want["task.index"] = string(rune('0' + i))
 		if ti.ID != (taskID{"cnt", i}) || !maps.Equal(ti.Config, want) {
 			t.Fatalf("task %d: %+v\nwant config %v", i, ti, want)
