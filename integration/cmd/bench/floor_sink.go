@@ -37,15 +37,7 @@ import (
 // baseline than this floor does: on a machine where the broker shares the
 // cores, the floor's ratio bounds what the architecture can reach there.
 func init() {
-	// The reading process is this binary started again (startHandoff):
-	// it does its one job and exits before the harness would start.
-	if os.Getenv(envHandoffReader) != "" {
-		if err := handoffReaderMain(); err != nil {
-			fmt.Fprintln(os.Stderr, "handoff reader:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	runAsFloorChild(envHandoffReader, "handoff reader", handoffReaderMain)
 	for _, parts := range []int32{1, 6} {
 		Register(Benchmark{
 			Name:     fmt.Sprintf("floor/sink-handoff-p%d", parts),
@@ -176,6 +168,20 @@ func startFloorProc(what, env, value string, size int) (_ *floorProc, err error)
 		p.readyTicks = t.own
 	}
 	return p, nil
+}
+
+// runAsFloorChild makes this process the other process of a floor when env
+// is set: that is this binary started again (startFloorProc), which does
+// its one job, main, and exits before the harness would start.
+func runAsFloorChild(env, what string, main func() error) {
+	if os.Getenv(env) == "" {
+		return
+	}
+	if err := main(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // mapFloor maps size bytes of the shared file fd with every page mapped

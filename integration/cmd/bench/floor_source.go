@@ -43,13 +43,7 @@ import (
 // offsets), so it cannot get closer to the producer baseline than this
 // floor does on the same machine.
 func init() {
-	if os.Getenv(envSourceReader) != "" {
-		if err := sourceHandoffMain(); err != nil {
-			fmt.Fprintln(os.Stderr, "source handoff:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	runAsFloorChild(envSourceReader, "source handoff", sourceHandoffMain)
 	for _, parts := range []int32{1, 6} {
 		Register(Benchmark{
 			Name:     fmt.Sprintf("floor/source-handoff-p%d", parts),
