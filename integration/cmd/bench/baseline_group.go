@@ -50,15 +50,10 @@ func groupBaseline(ctx context.Context, env *BenchEnv, parts int32, name string,
 	}
 	defer admCl.Close()
 	adm := kadm.NewClient(admCl)
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+	if err := holdsExactly(ctx, adm, topic, env.Records); err != nil {
+		return Result{}, err
 	}
-	var end int64
-	ends.Each(func(o kadm.ListedOffset) { end += o.Offset })
-	if end != int64(env.Records) {
-		return Result{}, fmt.Errorf("%s holds %d records, want %d", topic, end, env.Records)
-	}
+	end := int64(env.Records)
 
 	group := fmt.Sprintf("bench-%s-%d", topic, time.Now().UnixNano())
 	// Prepare has had the broker create __consumer_offsets; this group's

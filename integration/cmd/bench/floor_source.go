@@ -100,15 +100,8 @@ func sourceHandoffFloor(ctx context.Context, env *BenchEnv, parts int32) (Result
 	}
 	// The topic must hold exactly what the baseline's producer writes:
 	// that many records, the payload's.
-	adm := kadm.NewClient(cl)
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
-	}
-	var total int64
-	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
-	if total != int64(env.Records) {
-		return Result{}, fmt.Errorf("%s holds %d records, want exactly %d", topic, total, env.Records)
+	if err := holdsExactly(ctx, kadm.NewClient(cl), topic, env.Records); err != nil {
+		return Result{}, err
 	}
 	one, err := checkSample(ctx, cl, topic, env.Payload.ValueSize)
 	if err != nil {

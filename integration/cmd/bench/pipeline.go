@@ -130,12 +130,9 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 	var total int64
 	var first phase
 	for last := time.Now(); ; {
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err != nil {
-			return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+		if total, err = topicRecords(ctx, adm, topic); err != nil {
+			return Result{}, err
 		}
-		total = 0
-		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
 		first.see(total)
 		if total >= int64(env.Records) {
 			break
@@ -158,14 +155,8 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 	if err := sleepCtx(ctx, time.Second); err != nil {
 		return Result{}, err
 	}
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
-	}
-	var final int64
-	ends.Each(func(o kadm.ListedOffset) { final += o.Offset })
-	if final != int64(env.Records) {
-		return Result{}, fmt.Errorf("%s holds %d records, want exactly %d", topic, final, env.Records)
+	if err := holdsExactly(ctx, adm, topic, env.Records); err != nil {
+		return Result{}, err
 	}
 	bytes, err := checkSample(ctx, cl, topic, env.Payload.ValueSize)
 	if err != nil {
@@ -221,15 +212,10 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return Result{}, fmt.Errorf("end offsets of %s: %w", topic, err)
+	if err := holdsExactly(ctx, adm, topic, env.Records); err != nil {
+		return Result{}, err
 	}
-	var end int64
-	ends.Each(func(o kadm.ListedOffset) { end += o.Offset })
-	if end != int64(env.Records) {
-		return Result{}, fmt.Errorf("%s holds %d records, want %d", topic, end, env.Records)
-	}
+	end := int64(env.Records)
 
 	props, err := pipelineWorkerProps()
 	if err != nil {

@@ -209,3 +209,27 @@ func fillFirst(parts int32) func(context.Context, *BenchEnv) error {
 		return err
 	}
 }
+
+// topicRecords is how many records topic holds: the sum of its
+// partitions' end offsets (the benchmarks' topics are never trimmed).
+func topicRecords(ctx context.Context, adm *kadm.Client, topic string) (int64, error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	var n int64
+	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	return n, nil
+}
+
+// holdsExactly fails unless topic holds exactly n records.
+func holdsExactly(ctx context.Context, adm *kadm.Client, topic string, n int) error {
+	got, err := topicRecords(ctx, adm, topic)
+	if err != nil {
+		return err
+	}
+	if got != int64(n) {
+		return fmt.Errorf("%s holds %d records, want exactly %d", topic, got, n)
+	}
+	return nil
+}
