@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -65,14 +66,22 @@ func (l *lockedBuffer) String() string {
 
 // freeAddr returns a local address nobody listens on (a small race with
 // other processes is acceptable in tests).
+// freeAddr is a free loopback address for a server a test starts. Its
+// port comes from below Linux's default ephemeral range (32768 and up),
+// where the outgoing connections of the test packages running beside this
+// one never land: a port picked by listening on :0, which draws from that
+// range, was once taken by one of them before the worker could bind it.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(20000+rand.IntN(12000)))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free port below 32000 on 127.0.0.1")
+	return ""
 }
 
 func write(t *testing.T, dir, name, body string) string {
@@ -90,15 +99,24 @@ func runBg(t *testing.T, args ...string) (stdout, stderr *lockedBuffer, stop fun
 	t.Helper()
 	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
+	// done hands the exit status to whoever waits for it first (waitFor
+	// may); ended tells stop that the command ended all the same.
 	ch := make(chan int, 1)
-	go func() { ch <- run(ctx, args, stdout, stderr) }()
+	ended := make(chan struct{})
+	exit := -1
+	go func() {
+		exit = run(ctx, args, stdout, stderr)
+		close(ended)
+		ch <- exit
+	}()
 	var once sync.Once
 	code := -1
 	stop = func() int {
 		once.Do(func() {
 			cancel()
 			select {
-			case code = <-ch:
+			case <-ended:
+				code = exit
 			case <-time.After(60 * time.Second):
 				t.Errorf("command did not end after cancel; output:\n%s", stderr)
 			}
