@@ -278,6 +278,12 @@ func ConsumerOptions(props map[string]string) (ClientSettings, error) {
 			}
 		case "client.id":
 			s.Opts = append(s.Opts, kgo.ClientID(v))
+		case "check.crcs":
+			// Kafka's consumer checks every fetched batch's CRC unless
+			// told not to; so does franz-go.
+			if check, ok := p.bool(name); ok && !check {
+				s.Opts = append(s.Opts, kgo.DisableFetchCRCValidation())
+			}
 		case "group.instance.id":
 			if v != "" {
 				s.Opts = append(s.Opts, kgo.InstanceID(v))

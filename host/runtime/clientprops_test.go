@@ -154,6 +154,36 @@ func TestConsumerOptions(t *testing.T) {
 	}
 }
 
+// check.crcs=false turns franz-go's CRC validation of fetched batches off;
+// true (Kafka's default) and unset leave it on; anything else is an error
+// naming the property.
+func TestConsumerCheckCRCs(t *testing.T) {
+	for _, tc := range []struct {
+		value    string
+		disabled bool
+	}{{"", false}, {"true", false}, {"TRUE", false}, {"false", true}, {" False ", true}} {
+		props := map[string]string{}
+		if tc.value != "" {
+			props["check.crcs"] = tc.value
+		}
+		s, err := ConsumerOptions(props)
+		if err != nil {
+			t.Fatalf("check.crcs=%q: %v", tc.value, err)
+		}
+		if slices.Contains(s.Ignored, "check.crcs") {
+			t.Errorf("check.crcs=%q ignored", tc.value)
+		}
+		cl := newTestClient(t, s.Opts)
+		if got := cl.OptValue(kgo.DisableFetchCRCValidation); got != tc.disabled {
+			t.Errorf("check.crcs=%q: CRC validation disabled = %v, want %v", tc.value, got, tc.disabled)
+		}
+	}
+	_, err := ConsumerOptions(map[string]string{"check.crcs": "maybe"})
+	if err == nil || !strings.Contains(err.Error(), `check.crcs="maybe"`) {
+		t.Errorf("check.crcs=maybe: error %v does not name the property", err)
+	}
+}
+
 // The admin client of a source task's topic creation takes the worker's
 // admin.* settings overlaid with the connector's admin.override.* ones,
 // and nothing of the producer's.
