@@ -157,7 +157,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "broker warmed up with %d records produced and %d read back in %s\n", warmUpProduced, min(warmUpRead, warmUpProduced), took.Round(time.Millisecond))
+	fmt.Fprintf(out, "broker warmed up with %d records produced and read back in %s\n", min(records, warmUpRecords), took.Round(time.Millisecond))
 
 	var failed []string
 	t := newTally(rounds)
