@@ -194,3 +194,19 @@ func props(kv ...string) map[string]string {
 	}
 	return m
 }
+
+// copyBasics (SchemaUtil.copySchemaBasics) keeps the order of the
+// parameters it copies, so that a transformed schema's JSON lists them as
+// the source's did.
+func TestCopyBasicsKeepsParameterOrder(t *testing.T) {
+	src := data.NewSchemaBuilder(data.StructType).Name("row").
+		Parameter("z", "1").Parameter("a", "2").MustBuild()
+	out := copyBasics(src, data.StructType)
+	if got := out.ParameterKeys(); len(got) != 2 || got[0] != "z" || got[1] != "a" {
+		t.Fatalf("keys %v, want [z a]", got)
+	}
+	out.Parameters["z"] = "changed"
+	if src.Parameters["z"] != "1" {
+		t.Fatal("the copy shares its parameters with the source")
+	}
+}

@@ -47,7 +47,8 @@ func (s side) suffix() string {
 // source's name, version, doc and parameters, but neither its
 // optionality nor its default.
 func copyBasics(source *data.Schema, t data.Type) *data.Schema {
-	out := &data.Schema{Type: t, Name: source.Name, Doc: source.Doc, Parameters: maps.Clone(source.Parameters)}
+	out := &data.Schema{Type: t, Name: source.Name, Doc: source.Doc,
+		Parameters: maps.Clone(source.Parameters), ParameterOrder: source.ParameterKeys()}
 	if source.Version != nil {
 		v := *source.Version
 		out.Version = &v

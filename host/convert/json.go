@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -232,8 +231,8 @@ var jsonTypeNames = map[data.Type]string{
 // appendSchema writes a schema as JsonConverter.asJsonSchema builds it, in
 // Jackson's insertion order: type; items, keys and values, or fields;
 // optional; name; version; doc; parameters; default. A struct field's schema
-// ends with "field". Parameters are written in sorted key order (Kafka keeps
-// insertion order; Go maps have none).
+// ends with "field". Parameters go in the order they were set, as Kafka
+// keeps it (Schema.ParameterKeys; sorted for a schema that has none).
 func (c *JSONConverter) appendSchema(b []byte, s *data.Schema, depth int) ([]byte, error) {
 	if s == nil {
 		return append(b, "null"...), nil
@@ -299,12 +298,7 @@ func (c *JSONConverter) appendSchema(b []byte, s *data.Schema, depth int) ([]byt
 	}
 	if s.Parameters != nil {
 		b = append(b, `,"parameters":{`...)
-		keys := make([]string, 0, len(s.Parameters))
-		for k := range s.Parameters {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
+		for i, k := range s.ParameterKeys() {
 			if i > 0 {
 				b = append(b, ',')
 			}

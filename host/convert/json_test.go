@@ -586,3 +586,52 @@ func TestJSONMapLogicalKeysDeduplicated(t *testing.T) {
 		}
 	}
 }
+
+// Schema parameters are written in the order they were set, as Kafka's
+// JsonConverter writes its LinkedHashMap of them (Debezium sets a Decimal's
+// scale, then connect.decimal.precision), and read in document order, so a
+// schema read and written again comes out as it went in; a repeated key
+// keeps its first place and its last value, as in a Jackson object. A
+// schema with no order (a literal) has them sorted.
+func TestJSONParameterOrder(t *testing.T) {
+	c := newTestJSON(nil)
+	s := data.BuilderFrom(data.DecimalSchema(2, false)).Parameter("connect.decimal.precision", "10").MustBuild()
+	got, err := c.FromConnectData("t", nil, s, dec(1234, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"schema":{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal","version":1,` +
+		`"parameters":{"scale":"2","connect.decimal.precision":"10"}},"payload":"BNI="}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	back, _, err := c.ToConnectData("t", nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := c.FromConnectData("t", nil, back, dec(1234, 2)); err != nil || string(again) != want {
+		t.Fatalf("read and written again: %s, %v", again, err)
+	}
+
+	dup := []byte(`{"schema":{"type":"string","optional":false,"parameters":{"z":"1","a":"2","z":"3"}},"payload":"x"}`)
+	ds, _, err := c.ToConnectData("t", nil, dup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.FromConnectData("t", nil, ds, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"schema":{"type":"string","optional":false,"parameters":{"z":"3","a":"2"}},"payload":"x"}`; string(out) != want {
+		t.Fatalf("repeated key: got %s, want %s", out, want)
+	}
+
+	literal := &data.Schema{Type: data.String, Parameters: map[string]string{"z": "1", "a": "2"}}
+	out, err = c.FromConnectData("t", nil, literal, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"schema":{"type":"string","optional":false,"parameters":{"a":"2","z":"1"}},"payload":"x"}`; string(out) != want {
+		t.Fatalf("no order: got %s, want %s", out, want)
+	}
+}

@@ -127,6 +127,11 @@ func (c *JSONConverter) parseSchema(n *jnode) (*data.Schema, error) {
 			if pn.kids[i].kind != jString {
 				return nil, dataErr("Schema parameters must have string values.")
 			}
+			// In document order, as Jackson's object keeps them: a
+			// repeated key keeps its first place and takes the last value.
+			if _, ok := s.Parameters[k]; !ok {
+				s.ParameterOrder = append(s.ParameterOrder, k)
+			}
 			s.Parameters[k] = pn.kids[i].s
 		}
 	}

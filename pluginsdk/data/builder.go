@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 )
 
 // SchemaBuilder builds a Schema fluently (Kafka Connect's SchemaBuilder):
@@ -85,6 +86,7 @@ func BuilderFrom(s *Schema) *SchemaBuilder {
 		b.s.Version = &v
 	}
 	b.s.Parameters = maps.Clone(s.Parameters)
+	b.s.ParameterOrder = s.ParameterKeys()
 	for _, f := range s.Fields {
 		b.Field(f.Name, f.Schema)
 	}
@@ -148,19 +150,26 @@ func (b *SchemaBuilder) Doc(doc string) *SchemaBuilder {
 	return b
 }
 
-// Parameter sets one parameter.
+// Parameter sets one parameter. A new key goes after those set before
+// (ParameterOrder); setting a key again keeps its place, as Kafka's
+// SchemaBuilder does.
 func (b *SchemaBuilder) Parameter(k, v string) *SchemaBuilder {
 	if b.s.Parameters == nil {
 		b.s.Parameters = make(map[string]string)
+	}
+	if _, ok := b.s.Parameters[k]; !ok {
+		b.s.ParameterOrder = append(b.s.ParameterOrder, k)
 	}
 	b.s.Parameters[k] = v
 	return b
 }
 
-// Parameters sets several parameters.
+// Parameters sets several parameters; the new keys go after those set
+// before in sorted order (a map has none). Call Parameter for each, in
+// order, to choose it.
 func (b *SchemaBuilder) Parameters(ps map[string]string) *SchemaBuilder {
-	for k, v := range ps {
-		b.Parameter(k, v)
+	for _, k := range slices.Sorted(maps.Keys(ps)) {
+		b.Parameter(k, ps[k])
 	}
 	return b
 }
@@ -209,6 +218,7 @@ func (b *SchemaBuilder) Build() (*Schema, error) {
 	s := b.s
 	s.Fields = append([]Field(nil), b.s.Fields...)
 	s.Parameters = maps.Clone(b.s.Parameters)
+	s.ParameterOrder = slices.Clone(b.s.ParameterOrder)
 	if s.Default != nil {
 		// SchemaBuilder.defaultValue's check; a null default is no default.
 		if err := Validate(&s, s.Default); err != nil {

@@ -2,6 +2,7 @@ package data
 
 import (
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,55 @@ func TestBuilderFrom(t *testing.T) {
 	}
 	if _, err := BuilderFrom(nil).Build(); err == nil {
 		t.Fatal("BuilderFrom(nil) built")
+	}
+}
+
+// Parameters keep the order they were set in, as Kafka's SchemaBuilder
+// keeps them (a LinkedHashMap): a key set again keeps its place, a map of
+// them joins in sorted order, BuilderFrom carries the order over, and
+// schema equality ignores it.
+func TestSchemaBuilderParameterOrder(t *testing.T) {
+	s := NewSchemaBuilder(Bytes).Name(DecimalName).
+		Parameter("scale", "2").Parameter("connect.decimal.precision", "10").Parameter("scale", "3").MustBuild()
+	if got, want := s.ParameterKeys(), []string{"scale", "connect.decimal.precision"}; !slices.Equal(got, want) {
+		t.Fatalf("keys %v, want %v", got, want)
+	}
+	if s.Parameters["scale"] != "3" {
+		t.Fatalf("scale %q, want the last value 3", s.Parameters["scale"])
+	}
+	m := NewSchemaBuilder(String).Parameter("z", "1").Parameters(map[string]string{"b": "2", "a": "3", "z": "4"}).MustBuild()
+	if got, want := m.ParameterKeys(), []string{"z", "a", "b"}; !slices.Equal(got, want) {
+		t.Fatalf("keys after Parameters %v, want %v", got, want)
+	}
+	cp := BuilderFrom(s).Parameter("a", "x").MustBuild()
+	if got, want := cp.ParameterKeys(), []string{"scale", "connect.decimal.precision", "a"}; !slices.Equal(got, want) {
+		t.Fatalf("BuilderFrom keys %v, want %v", got, want)
+	}
+	if !slices.Equal(s.ParameterKeys(), []string{"scale", "connect.decimal.precision"}) {
+		t.Fatal("BuilderFrom changed the original's order")
+	}
+	sorted := &Schema{Type: Bytes, Name: DecimalName, Parameters: map[string]string{"scale": "3", "connect.decimal.precision": "10"}}
+	if !SchemaEqual(s, sorted) {
+		t.Fatal("schemas that differ only in parameter order are not equal")
+	}
+	if got, want := sorted.ParameterKeys(), []string{"connect.decimal.precision", "scale"}; !slices.Equal(got, want) {
+		t.Fatalf("keys of a literal without order %v, want them sorted %v", got, want)
+	}
+}
+
+// An order that does not name each parameter exactly once is no order.
+func TestParameterKeysIgnoresABadOrder(t *testing.T) {
+	params := map[string]string{"b": "1", "a": "2"}
+	for _, order := range [][]string{nil, {"b"}, {"b", "b"}, {"b", "c"}, {"b", "a", "c"}} {
+		s := &Schema{Type: String, Parameters: params, ParameterOrder: order}
+		if got := s.ParameterKeys(); !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("order %v: keys %v, want [a b]", order, got)
+		}
+	}
+	if got := (&Schema{Type: String, Parameters: params, ParameterOrder: []string{"b", "a"}}).ParameterKeys(); !slices.Equal(got, []string{"b", "a"}) {
+		t.Errorf("a good order: keys %v, want [b a]", got)
+	}
+	if got := (&Schema{Type: String}).ParameterKeys(); got != nil {
+		t.Errorf("no parameters: keys %v, want nil", got)
 	}
 }

@@ -2,6 +2,8 @@ package data
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -64,6 +66,13 @@ type Schema struct {
 	Doc     string
 	// Parameters are free-form; logical types keep settings here ("scale").
 	Parameters map[string]string
+	// ParameterOrder is the order the parameters were set in, which Kafka
+	// Connect keeps (JsonConverter writes them so): each key of Parameters
+	// once. SchemaBuilder keeps it; a literal may leave it nil. Nil, or a
+	// list that does not name each key exactly once, means no order, and
+	// ParameterKeys sorts the keys. SchemaEqual ignores it, as Kafka's
+	// schema equality ignores the order of parameters.
+	ParameterOrder []string
 	// Fields of a STRUCT, in order; Field.Index equals the position.
 	Fields []Field
 	// KeySchema of a MAP.
@@ -90,6 +99,36 @@ func (s *Schema) Field(name string) *Field {
 		}
 	}
 	return nil
+}
+
+// ParameterKeys returns the keys of Parameters in ParameterOrder when that
+// names each of them exactly once, and sorted otherwise; nil for none.
+func (s *Schema) ParameterKeys() []string {
+	if s == nil || len(s.Parameters) == 0 {
+		return nil
+	}
+	if orderNames(s.ParameterOrder, s.Parameters) {
+		return slices.Clone(s.ParameterOrder)
+	}
+	return slices.Sorted(maps.Keys(s.Parameters))
+}
+
+// orderNames reports whether order names each key of params exactly once.
+func orderNames(order []string, params map[string]string) bool {
+	if len(order) != len(params) {
+		return false
+	}
+	seen := make(map[string]struct{}, len(order))
+	for _, k := range order {
+		if _, ok := params[k]; !ok {
+			return false
+		}
+		if _, dup := seen[k]; dup {
+			return false
+		}
+		seen[k] = struct{}{}
+	}
+	return true
 }
 
 // IsOptional reports whether null is a valid value; a nil schema accepts anything.

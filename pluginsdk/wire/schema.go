@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sluice-io/sluice/pluginsdk/data"
 	pluginv1 "github.com/sluice-io/sluice/proto/sluice/plugin/v1"
@@ -61,6 +62,9 @@ func EncodeSchema(s *data.Schema) (*pluginv1.Schema, error) {
 		p.Parameters = make(map[string]string, len(s.Parameters))
 		for k, v := range s.Parameters {
 			p.Parameters[k] = v
+		}
+		if len(s.Parameters) > 1 {
+			p.ParameterOrder = s.ParameterKeys()
 		}
 	}
 	switch s.Type {
@@ -126,6 +130,14 @@ func DecodeSchema(p *pluginv1.Schema) (*data.Schema, error) {
 		s.Parameters = make(map[string]string, len(p.Parameters))
 		for k, v := range p.Parameters {
 			s.Parameters[k] = v
+		}
+		if len(p.ParameterOrder) > 0 {
+			// An order that does not name each key once is dropped
+			// rather than carried along unused (ParameterKeys sorts).
+			s.ParameterOrder = slices.Clone(p.ParameterOrder)
+			if !slices.Equal(s.ParameterKeys(), s.ParameterOrder) {
+				s.ParameterOrder = nil
+			}
 		}
 	}
 	switch t {

@@ -234,9 +234,15 @@ type Schema struct {
 	// MAP only.
 	KeySchema *Schema `protobuf:"bytes,9,opt,name=key_schema,json=keySchema,proto3" json:"key_schema,omitempty"`
 	// MAP and ARRAY only (ARRAY: the element schema).
-	ValueSchema   *Schema `protobuf:"bytes,10,opt,name=value_schema,json=valueSchema,proto3" json:"value_schema,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ValueSchema *Schema `protobuf:"bytes,10,opt,name=value_schema,json=valueSchema,proto3" json:"value_schema,omitempty"`
+	// The keys of parameters in the order they were set: Kafka Connect keeps
+	// that order and JsonConverter writes the parameters in it. Receivers use
+	// it only when it names each key of parameters exactly once; absent (as
+	// from senders that predate it) or not, they take the keys in sorted
+	// order. Senders may leave it out for fewer than two parameters.
+	ParameterOrder []string `protobuf:"bytes,11,rep,name=parameter_order,json=parameterOrder,proto3" json:"parameter_order,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Schema) Reset() {
@@ -335,6 +341,13 @@ func (x *Schema) GetKeySchema() *Schema {
 func (x *Schema) GetValueSchema() *Schema {
 	if x != nil {
 		return x.ValueSchema
+	}
+	return nil
+}
+
+func (x *Schema) GetParameterOrder() []string {
+	if x != nil {
+		return x.ParameterOrder
 	}
 	return nil
 }
@@ -1224,7 +1237,7 @@ var File_sluice_plugin_v1_data_proto protoreflect.FileDescriptor
 
 const file_sluice_plugin_v1_data_proto_rawDesc = "" +
 	"\n" +
-	"\x1bsluice/plugin/v1/data.proto\x12\x10sluice.plugin.v1\"\xb0\x04\n" +
+	"\x1bsluice/plugin/v1/data.proto\x12\x10sluice.plugin.v1\"\xd9\x04\n" +
 	"\x06Schema\x120\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x1c.sluice.plugin.v1.SchemaTypeR\x04type\x12\x1a\n" +
 	"\boptional\x18\x02 \x01(\bR\boptional\x12<\n" +
@@ -1239,7 +1252,8 @@ const file_sluice_plugin_v1_data_proto_rawDesc = "" +
 	"\n" +
 	"key_schema\x18\t \x01(\v2\x18.sluice.plugin.v1.SchemaR\tkeySchema\x12;\n" +
 	"\fvalue_schema\x18\n" +
-	" \x01(\v2\x18.sluice.plugin.v1.SchemaR\vvalueSchema\x1a=\n" +
+	" \x01(\v2\x18.sluice.plugin.v1.SchemaR\vvalueSchema\x12'\n" +
+	"\x0fparameter_order\x18\v \x03(\tR\x0eparameterOrder\x1a=\n" +
 	"\x0fParametersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\a\n" +
