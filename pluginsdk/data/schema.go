@@ -114,19 +114,16 @@ func (s *Schema) ParameterKeys() []string {
 }
 
 // orderNames reports whether order names each key of params exactly once.
+// Schemas carry a handful of parameters: a quadratic look for repeats
+// costs less than a set.
 func orderNames(order []string, params map[string]string) bool {
 	if len(order) != len(params) {
 		return false
 	}
-	seen := make(map[string]struct{}, len(order))
-	for _, k := range order {
-		if _, ok := params[k]; !ok {
+	for i, k := range order {
+		if _, ok := params[k]; !ok || slices.Contains(order[:i], k) {
 			return false
 		}
-		if _, dup := seen[k]; dup {
-			return false
-		}
-		seen[k] = struct{}{}
 	}
 	return true
 }
