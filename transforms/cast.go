@@ -182,7 +182,7 @@ func (t *cast) updatedSchema(in *data.Schema) (*data.Schema, error) {
 		if data.IsLogical(in) {
 			// Kafka copies the logical name onto the cast schema, which
 			// then no longer matches its value; Sluice drops it.
-			out = &data.Schema{Type: t.whole, Doc: in.Doc}
+			out = &data.Schema{Type: t.whole, Doc: in.Doc, EmptyDoc: in.EmptyDoc}
 		}
 	} else {
 		if in.Type != data.StructType {

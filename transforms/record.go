@@ -48,6 +48,7 @@ func (s side) suffix() string {
 // optionality nor its default.
 func copyBasics(source *data.Schema, t data.Type) *data.Schema {
 	out := &data.Schema{Type: t, Name: source.Name, Doc: source.Doc,
+		EmptyName: source.EmptyName, EmptyDoc: source.EmptyDoc,
 		Parameters: maps.Clone(source.Parameters), ParameterOrder: source.ParameterKeys()}
 	if source.Version != nil {
 		v := *source.Version

@@ -194,6 +194,9 @@ func TestSetSchemaMetadata(t *testing.T) {
 			in: func() *data.Record { return valueRec(s, data.NewStruct(s)) }, want: valueRec(renamed, data.NewStruct(renamed))},
 		{name: "schema required", class: cls, props: props("schema.name", "foo"),
 			in: func() *data.Record { return valueRec(nil, map[string]any{}) }, err: "Schema required for [updating schema metadata]"},
+		{name: "empty name", class: cls, props: props("schema.name", ""),
+			in:   func() *data.Record { return valueRec(data.OptionalInt64Schema, int64(1)) },
+			want: valueRec(&data.Schema{Type: data.Int64, Optional: true, EmptyName: true}, int64(1))},
 		{name: "key", class: "SetSchemaMetadata$Key", props: props("schema.name", "k"),
 			in: func() *data.Record { return keyRec(data.StringSchema, "x") }, want: keyRec(&data.Schema{Type: data.String, Name: "k"}, "x")},
 	})

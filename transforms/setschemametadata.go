@@ -51,7 +51,7 @@ func (t *setSchemaMetadata) Apply(r *data.Record) (*data.Record, error) {
 	updated, _ := t.cache.get(schema, func() (*data.Schema, error) {
 		out := *schema
 		if t.name != nil {
-			out.Name = *t.name
+			out.Name, out.EmptyName = *t.name, *t.name == ""
 		}
 		if t.version != nil {
 			v := *t.version

@@ -284,7 +284,7 @@ func (c *JSONConverter) appendSchema(b []byte, s *data.Schema, depth int) ([]byt
 	}
 	b = append(b, `,"optional":`...)
 	b = strconv.AppendBool(b, s.Optional)
-	if s.Name != "" {
+	if s.HasName() {
 		b = append(b, `,"name":`...)
 		b = appendJSONString(b, s.Name)
 	}
@@ -292,7 +292,7 @@ func (c *JSONConverter) appendSchema(b []byte, s *data.Schema, depth int) ([]byt
 		b = append(b, `,"version":`...)
 		b = strconv.AppendInt(b, int64(*s.Version), 10)
 	}
-	if s.Doc != "" {
+	if s.HasDoc() {
 		b = append(b, `,"doc":`...)
 		b = appendJSONString(b, s.Doc)
 	}

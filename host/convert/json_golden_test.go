@@ -64,6 +64,13 @@ func orderValue() *data.Struct {
 		MustPut("line", data.NewStruct(lineSchema).MustPut("sku", "S1").MustPut("qty", int16(3)))
 }
 
+// emptyNameDoc has a name and a doc set to "": Kafka writes both.
+var emptyNameDoc = data.StructBuilder().Name("").Doc("").Field("id", data.Int64Schema).MustBuild()
+
+// decimalWithPrecision has its parameters set out of sorted order, as
+// Debezium sets them: Kafka writes them in that order.
+var decimalWithPrecision = data.BuilderFrom(data.DecimalSchema(2, false)).Parameter("connect.decimal.precision", "10").MustBuild()
+
 type goldenCase struct {
 	name   string
 	cfg    func(*JSONConfig)
@@ -138,6 +145,8 @@ func goldenCases() []goldenCase {
 		{name: "plain_optional_null", cfg: noSchemas, schema: data.OptionalStringSchema, value: nil},
 		{name: "plain_string", cfg: noSchemas, schema: data.StringSchema, value: "foo"},
 		{name: "plain_double", cfg: noSchemas, schema: data.Float64Schema, value: 1e-4},
+		{name: "empty_name_doc", schema: emptyNameDoc, value: data.NewStruct(emptyNameDoc).MustPut("id", int64(7))},
+		{name: "decimal_parameter_order", schema: decimalWithPrecision, value: dec(1234, 2)},
 	}
 }
 

@@ -635,3 +635,39 @@ func TestJSONParameterOrder(t *testing.T) {
 		t.Fatalf("no order: got %s, want %s", out, want)
 	}
 }
+
+// A schema whose name or doc was set to "" is written with "name":"" and
+// "doc":"", as Kafka's JsonConverter writes every non-null name and doc,
+// and reads back the same; one with neither set has neither.
+func TestJSONEmptyNameAndDoc(t *testing.T) {
+	c := newTestJSON(nil)
+	s := data.StructBuilder().Name("").Doc("").Field("id", data.Int64Schema).MustBuild()
+	got, err := c.FromConnectData("t", nil, s, data.NewStruct(s).MustPut("id", int64(7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"}],"optional":false,` +
+		`"name":"","doc":""},"payload":{"id":7}}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	back, v, err := c.ToConnectData("t", nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.HasName() || !back.HasDoc() {
+		t.Fatalf("read back without the empty name or doc: %+v", back)
+	}
+	if again, err := c.FromConnectData("t", nil, back, v); err != nil || string(again) != want {
+		t.Fatalf("read and written again: %s, %v", again, err)
+	}
+
+	none := data.StructBuilder().Field("id", data.Int64Schema).MustBuild()
+	out, err := c.FromConnectData("t", nil, none, data.NewStruct(none).MustPut("id", int64(7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"}],"optional":false},"payload":{"id":7}}`; string(out) != want {
+		t.Fatalf("no name: got %s, want %s", out, want)
+	}
+}

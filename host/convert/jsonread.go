@@ -110,7 +110,7 @@ func (c *JSONConverter) parseSchema(n *jnode) (*data.Schema, error) {
 		s.Optional = true
 	}
 	if nn := n.get("name", -1); nn != nil && nn.kind == jString {
-		s.Name = nn.s
+		s.Name, s.EmptyName = nn.s, nn.s == ""
 	}
 	if vn := n.get("version", -1); vn != nil && vn.kind == jInt {
 		if v, err := strconv.ParseInt(vn.s, 10, 64); err == nil {
@@ -119,7 +119,7 @@ func (c *JSONConverter) parseSchema(n *jnode) (*data.Schema, error) {
 		}
 	}
 	if dn := n.get("doc", -1); dn != nil && dn.kind == jString {
-		s.Doc = dn.s
+		s.Doc, s.EmptyDoc = dn.s, dn.s == ""
 	}
 	if pn := n.get("parameters", -1); pn != nil && pn.kind == jObject {
 		s.Parameters = make(map[string]string, len(pn.keys))

@@ -79,6 +79,7 @@ func BuilderFrom(s *Schema) *SchemaBuilder {
 	}
 	b := &SchemaBuilder{s: Schema{
 		Type: s.Type, Optional: s.Optional, Name: s.Name, Doc: s.Doc,
+		EmptyName: s.Name == "" && s.EmptyName, EmptyDoc: s.Doc == "" && s.EmptyDoc,
 		KeySchema: s.KeySchema, ValueSchema: s.ValueSchema,
 	}}
 	if s.Version != nil {
@@ -126,7 +127,7 @@ func (b *SchemaBuilder) Name(name string) *SchemaBuilder {
 		return b.fail("invalid SchemaBuilder call: name has already been set")
 	}
 	b.nameSet = true
-	b.s.Name = name
+	b.s.Name, b.s.EmptyName = name, name == ""
 	return b
 }
 
@@ -146,7 +147,7 @@ func (b *SchemaBuilder) Doc(doc string) *SchemaBuilder {
 		return b.fail("invalid SchemaBuilder call: doc has already been set")
 	}
 	b.docSet = true
-	b.s.Doc = doc
+	b.s.Doc, b.s.EmptyDoc = doc, doc == ""
 	return b
 }
 

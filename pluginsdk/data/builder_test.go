@@ -175,3 +175,25 @@ func TestParameterKeysIgnoresABadOrder(t *testing.T) {
 		t.Errorf("no parameters: keys %v, want nil", got)
 	}
 }
+
+// A name or doc set to "" is set: Kafka's name() and doc() are then "",
+// not null, its equals tells the two apart, and so does its toString.
+func TestBuilderEmptyNameAndDoc(t *testing.T) {
+	set := StructBuilder().Name("").Doc("").Field("id", Int64Schema).MustBuild()
+	unset := StructBuilder().Field("id", Int64Schema).MustBuild()
+	if !set.HasName() || !set.HasDoc() || unset.HasName() || unset.HasDoc() {
+		t.Fatalf("HasName/HasDoc: set %v %v, unset %v %v", set.HasName(), set.HasDoc(), unset.HasName(), unset.HasDoc())
+	}
+	if SchemaEqual(set, unset) {
+		t.Fatal(`a schema named "" equals one with no name`)
+	}
+	if !SchemaEqual(set, BuilderFrom(set).MustBuild()) {
+		t.Fatal("BuilderFrom lost the empty name or doc")
+	}
+	if got := set.String(); got != "Schema{:STRUCT}" {
+		t.Fatalf("String() = %q, want Schema{:STRUCT}", got)
+	}
+	if _, err := StructBuilder().Name("").Name("x").Build(); err == nil {
+		t.Fatal(`Name("") then Name("x"): no error; the name was set already`)
+	}
+}

@@ -21,7 +21,10 @@
 // ArrayOf and MapOf, or written as literals; either way they are values not
 // to be modified once used. SchemaEqual and ValueEqual compare by content,
 // the way Kafka Connect's equals does; String and FormatValue render schemas
-// and values for messages.
+// and values for messages. A schema keeps what Kafka Connect's keeps beyond
+// the plain fields: the order its parameters were set in (ParameterOrder)
+// and whether a name or doc of "" was set at all (EmptyName, EmptyDoc;
+// Kafka's name() is then "" rather than null, and JsonConverter writes it).
 //
 // JavaCalendarDate and JavaCalendarTime turn an instant into Java's calendar
 // date and back (Julian before 1582-10-15, as java.util.Date and

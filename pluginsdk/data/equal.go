@@ -18,6 +18,10 @@ func SchemaEqual(a, b *Schema) bool {
 	if a.Type != b.Type || a.Optional != b.Optional || a.Name != b.Name || a.Doc != b.Doc {
 		return false
 	}
+	if a.HasName() != b.HasName() || a.HasDoc() != b.HasDoc() {
+		// Kafka's equals tells a null name or doc from "".
+		return false
+	}
 	if (a.Version == nil) != (b.Version == nil) || (a.Version != nil && *a.Version != *b.Version) {
 		return false
 	}

@@ -15,7 +15,7 @@ func (s *Schema) String() string {
 	if s == nil {
 		return "Schema{null}"
 	}
-	if s.Name != "" {
+	if s.HasName() {
 		return "Schema{" + s.Name + ":" + typeNameUpper(s.Type) + "}"
 	}
 	return "Schema{" + typeNameUpper(s.Type) + "}"

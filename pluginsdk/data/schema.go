@@ -64,6 +64,11 @@ type Schema struct {
 	// Version is nil when unset.
 	Version *int32
 	Doc     string
+	// EmptyName and EmptyDoc tell a name or doc set to "" from one not set
+	// at all, as Kafka Connect does (its name() is "" rather than null, and
+	// JsonConverter writes "name":""). They matter only while Name or Doc
+	// is "": HasName and HasDoc are the tests to use.
+	EmptyName, EmptyDoc bool
 	// Parameters are free-form; logical types keep settings here ("scale").
 	Parameters map[string]string
 	// ParameterOrder is the order the parameters were set in, which Kafka
@@ -80,6 +85,13 @@ type Schema struct {
 	// ValueSchema of a MAP or the element schema of an ARRAY.
 	ValueSchema *Schema
 }
+
+// HasName reports whether the schema has a name, which may be "" (Kafka
+// Connect's name() is not null).
+func (s *Schema) HasName() bool { return s.Name != "" || s.EmptyName }
+
+// HasDoc reports whether the schema has a doc, which may be "".
+func (s *Schema) HasDoc() bool { return s.Doc != "" || s.EmptyDoc }
 
 // Field is one field of a STRUCT schema.
 type Field struct {

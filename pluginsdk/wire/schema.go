@@ -48,14 +48,14 @@ func EncodeSchema(s *data.Schema) (*pluginv1.Schema, error) {
 		Type:     typeToProto[s.Type],
 		Optional: s.Optional,
 	}
-	if s.Name != "" {
+	if s.HasName() {
 		p.Name = &s.Name
 	}
 	if s.Version != nil {
 		v := *s.Version
 		p.Version = &v
 	}
-	if s.Doc != "" {
+	if s.HasDoc() {
 		p.Doc = &s.Doc
 	}
 	if len(s.Parameters) > 0 {
@@ -121,7 +121,8 @@ func DecodeSchema(p *pluginv1.Schema) (*data.Schema, error) {
 	if !ok {
 		return nil, fmt.Errorf("decode schema: invalid type %v", p.Type)
 	}
-	s := &data.Schema{Type: t, Optional: p.Optional, Name: p.GetName(), Doc: p.GetDoc()}
+	s := &data.Schema{Type: t, Optional: p.Optional, Name: p.GetName(), Doc: p.GetDoc(),
+		EmptyName: p.Name != nil && *p.Name == "", EmptyDoc: p.Doc != nil && *p.Doc == ""}
 	if p.Version != nil {
 		v := *p.Version
 		s.Version = &v
