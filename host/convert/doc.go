@@ -90,4 +90,19 @@
 // or Timestamp is written in the form its instant suggests, not its
 // schema's: before 1970-01-02 UTC as a time of day, at a later midnight UTC
 // as a date, otherwise as a timestamp (as a Kafka worker in UTC writes it).
+//
+// # Time zones
+//
+// Every date and time is written and read in UTC, whatever the worker's
+// zone: what Kafka Connect does in a JVM whose default zone is UTC, the
+// usual deployment. A Kafka worker in another zone formats and parses in
+// that zone, with results that break Connect's own types (measured with
+// Kafka 4.4.0's classes, TZ=America/New_York): StringConverter writes a
+// Date as "Mon Nov 13 19:00:00 EST 2023", the day before; the
+// SimpleHeaderConverter text of a Timestamp is local time followed by a
+// literal Z ("2023-11-14T17:13:20.123Z" for 22:13:20 UTC), and the header
+// "2023-11-14" reads back as a Date five hours past midnight UTC, which no
+// Date may be (in Asia/Seoul, "01:00:00.000Z" reads as a Time of
+// -28,800,000 ms). Cast to string goes through the same formats;
+// TimestampConverter formats in UTC in Kafka too.
 package convert
