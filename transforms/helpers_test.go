@@ -107,11 +107,14 @@ func schemaDump(s *data.Schema) string {
 		return "null"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "{%s opt=%v name=%q", upperType(s.Type), s.Optional, s.Name)
+	fmt.Fprintf(&b, "{%s opt=%v", upperType(s.Type), s.Optional)
+	if s.HasName() {
+		fmt.Fprintf(&b, " name=%q", s.Name)
+	}
 	if s.Version != nil {
 		fmt.Fprintf(&b, " v=%d", *s.Version)
 	}
-	if s.Doc != "" {
+	if s.HasDoc() {
 		fmt.Fprintf(&b, " doc=%q", s.Doc)
 	}
 	if len(s.Parameters) > 0 {

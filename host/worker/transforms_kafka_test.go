@@ -323,13 +323,13 @@ func schemaDumpJava(s *data.Schema) any {
 		return nil
 	}
 	o := map[string]any{"type": strings.ToUpper(s.Type.String()), "optional": s.Optional}
-	if s.Name != "" {
+	if s.HasName() {
 		o["name"] = s.Name
 	}
 	if s.Version != nil {
 		o["version"] = json.Number(strconv.Itoa(int(*s.Version)))
 	}
-	if s.Doc != "" {
+	if s.HasDoc() {
 		o["doc"] = s.Doc
 	}
 	if len(s.Parameters) > 0 {

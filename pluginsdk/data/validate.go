@@ -124,7 +124,7 @@ func mismatch(ok bool, s *Schema, v any, name string, named bool) error {
 		return nil
 	}
 	msg := "Invalid Java object for schema"
-	if s.Name != "" {
+	if s.HasName() {
 		msg += " \"" + s.Name + "\""
 	}
 	msg += fmt.Sprintf(" with type %s: %T", typeNameUpper(s.Type), v)

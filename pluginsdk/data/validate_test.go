@@ -35,6 +35,8 @@ func TestValidate(t *testing.T) {
 		{"int32", Int32Schema, int32(1), ""},
 		{"int64", Int64Schema, int64(1), ""},
 		{"int64 given int32", Int64Schema, int32(1), "Invalid Java object for schema with type INT64: int32"},
+		// Kafka names a schema named "" too: `schema "" with type INT32`.
+		{"named \"\" given string", NewSchemaBuilder(Int32).Name("").MustBuild(), "x", `Invalid Java object for schema "" with type INT32: string`},
 		{"float32", Float32Schema, float32(1), ""},
 		{"float32 given float64", Float32Schema, 1.0, "Invalid Java object for schema with type FLOAT32: float64"},
 		{"float64", Float64Schema, 1.0, ""},
