@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"math"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -61,38 +60,8 @@ func TestSchemaEmptyNameRoundTrip(t *testing.T) {
 
 // Through the shared region both ways, as the records' schemas travel.
 func TestEmptyNameThroughTheRegion(t *testing.T) {
-	region := newTestRegion(t, 1<<20)
 	schema := emptyNamed(t)
-	value := data.NewStruct(schema).MustPut("id", int64(7))
-
-	sink := &data.SinkRecord{Record: data.Record{Topic: "t", ValueSchema: schema, Value: value}, Offset: 7}
-	ref, ok := region.PlacePut(addAll(t, []*data.SinkRecord{sink}))
-	if !ok {
-		t.Fatal("put not placed")
-	}
-	var buf BorrowBuffer
-	got, err := region.BorrowSinkRecordsInto(ref, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkEmptyNamed(t, "put", got[0].ValueSchema)
-
-	var sb SourceBatch
-	src := &data.SourceRecord{Record: data.Record{Topic: "t", ValueSchema: schema, Value: value}}
-	if ok, err := sb.Add(src, math.MaxInt); !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	pref, ok := region.PlacePoll(&sb, 1)
-	if !ok {
-		t.Fatal("poll not placed")
-	}
-	pb, err := region.TakePoll(pref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, _, err := pb.Records()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkEmptyNamed(t, "poll", recs[0].ValueSchema)
+	put, poll := schemasThroughRegion(t, schema, data.NewStruct(schema).MustPut("id", int64(7)))
+	checkEmptyNamed(t, "put", put)
+	checkEmptyNamed(t, "poll", poll)
 }
