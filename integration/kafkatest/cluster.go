@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -187,7 +188,7 @@ func javaPath() (string, error) {
 // setup picks ports, writes each node's server.properties and formats its
 // storage.
 func (c *Cluster) setup(ctx context.Context, n int, cfg map[string]string, attempt int) error {
-	ports, err := freePorts(2 * n)
+	ports, err := FreePorts(2 * n)
 	if err != nil {
 		return err
 	}
@@ -324,7 +325,14 @@ func clusterIDFrom(r io.Reader) (string, error) {
 	}
 }
 
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n distinct loopback ports nobody listens on, for
+// servers a test or benchmark starts (Kafka nodes, workers' REST
+// listeners). They come from below Linux's default ephemeral range (32768
+// and up): a port picked by listening on :0 is drawn from that range, where
+// the outgoing connections of the brokers, workers and clients running
+// beside the test land too, and one of them can take it before the server
+// binds it. All n stay bound until the last is found, so none repeats.
+func FreePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -332,13 +340,17 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 200*n {
+			return nil, fmt.Errorf("pick %d free ports below 32000 on 127.0.0.1: only %d found in %d tries", n, len(ports), tries)
+		}
+		port := 20000 + mrand.IntN(12000)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			return nil, fmt.Errorf("pick free port: %w", err)
+			continue // taken
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,4 +145,28 @@ func TestExternalCluster(t *testing.T) {
 		t.Fatalf("Stop on external = %v", err)
 	}
 	c.Close() // must not panic
+}
+
+// FreePorts must hand out distinct ports outside the ephemeral range that a
+// server can bind right away.
+func TestFreePorts(t *testing.T) {
+	ports, err := FreePorts(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ports) != 8 {
+		t.Fatalf("FreePorts(8) = %v", ports)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p < 20000 || p >= 32000 || seen[p] {
+			t.Fatalf("FreePorts(8) = %v: %d repeated or outside [20000, 32000)", ports, p)
+		}
+		seen[p] = true
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			t.Fatalf("bind %d: %v", p, err)
+		}
+		l.Close()
+	}
 }

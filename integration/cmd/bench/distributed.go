@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/sluice-io/sluice/integration/internal/childproc"
 	"github.com/sluice-io/sluice/integration/itest"
+	"github.com/sluice-io/sluice/integration/kafkatest"
 )
 
 // Distributed-mode timings. Both report a duration, not a throughput:
@@ -143,12 +143,11 @@ func (c *distCluster) add(ctx context.Context) (*distWorker, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := kafkatest.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := ports[0]
 	props := maps.Clone(c.props)
 	props["listeners"] = fmt.Sprintf("http://127.0.0.1:%d", port)
 	var b strings.Builder
