@@ -409,8 +409,14 @@ func AdminOptions(props map[string]string) (ClientSettings, error) {
 func commonClientProp(s *ClientSettings, p *propParser, name, v string) bool {
 	switch name {
 	case "metadata.max.age.ms":
-		if d, ok := p.ms(name, 1); ok {
+		if d, ok := p.ms(name, 0); ok {
+			// franz-go refuses a max age above an hour or below its min
+			// age (5s by default, 10ms at least); Kafka takes any.
+			d = min(max(d, 10*time.Millisecond), time.Hour)
 			s.Opts = append(s.Opts, kgo.MetadataMaxAge(d))
+			if d < 5*time.Second {
+				s.Opts = append(s.Opts, kgo.MetadataMinAge(d))
+			}
 		}
 	case "retry.backoff.ms":
 		if d, ok := p.ms(name, 0); ok {
