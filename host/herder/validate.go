@@ -102,7 +102,7 @@ func (h *Standalone) validateResolved(ctx context.Context, raw, cfg map[string]s
 	groups := fw.Groups()
 	values := config.ConfigValuesProto(fwValues)
 	values = append(values, config.ConfigValuesProto(transformExtra)...)
-	values = append(values, h.overrideValues(cfg)...)
+	values = append(values, h.overrideValues(cfg, class.Type)...)
 	// The connector's own settings follow the framework's; a connector that
 	// declares a framework setting again replaces its definition in place,
 	// as LinkedHashMap.putAll does in Kafka.
@@ -359,16 +359,31 @@ var principalAllowed = []string{"sasl.jaas.config", "sasl.mechanism", "security.
 
 // overrideValues checks producer/consumer/admin.override.* settings
 // against connector.client.config.override.policy; only problems are
-// reported, as values of undefined names.
-func (h *Standalone) overrideValues(cfg map[string]string) []*pluginv1.ConfigValue {
+// reported, as values of undefined names. As in Kafka Connect, only the
+// overrides of clients the connector uses are checked (the others are
+// never applied): the producer for a source or a dead letter queue, the
+// consumer for a sink, the admin client for a source's topic.creation.*
+// settings or a dead letter queue (Sluice's sources have one too).
+func (h *Standalone) overrideValues(cfg map[string]string, typ string) []*pluginv1.ConfigValue {
 	if h.opts.OverridePolicy == PolicyAll {
 		return nil
+	}
+	dlq := strings.TrimSpace(cfg[KeyDLQTopicName]) != ""
+	var prefixes []string
+	if typ == TypeSource || dlq {
+		prefixes = append(prefixes, ProducerOverridePrefix)
+	}
+	if typ == TypeSink {
+		prefixes = append(prefixes, ConsumerOverridePrefix)
+	}
+	if dlq || typ == TypeSource && usesTopicCreation(cfg) {
+		prefixes = append(prefixes, AdminOverridePrefix)
 	}
 	var out []*pluginv1.ConfigValue
 	names := slices.Sorted(maps.Keys(cfg))
 	for _, k := range names {
 		var rest string
-		for _, p := range []string{ProducerOverridePrefix, ConsumerOverridePrefix, AdminOverridePrefix} {
+		for _, p := range prefixes {
 			if r, ok := strings.CutPrefix(k, p); ok {
 				rest = r
 				break
@@ -389,6 +404,18 @@ func (h *Standalone) overrideValues(cfg map[string]string) []*pluginv1.ConfigVal
 		})
 	}
 	return out
+}
+
+// usesTopicCreation reports whether a source's config has any
+// topic.creation.* setting, Kafka Connect's test for whether the
+// connector's admin client overrides are checked.
+func usesTopicCreation(cfg map[string]string) bool {
+	for k := range cfg {
+		if strings.HasPrefix(k, "topic.creation.") {
+			return true
+		}
+	}
+	return false
 }
 
 // configErrors turns a validation answer with errors into Kafka's 400.
