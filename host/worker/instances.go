@@ -46,6 +46,11 @@ type instances struct {
 	activeTopic func(connector, topic string)
 	// stats counts batches through shared memory.
 	stats *sharedStats
+	// pipelineHook, set by tests only, rewrites each task's pipeline
+	// before the task is built around it: how a test puts a stage that
+	// fails retriably in front of the connector's transforms, which no
+	// built-in transform or converter can do.
+	pipelineHook func(runtime.Pipeline) runtime.Pipeline
 }
 
 var _ herder.Instances = (*instances)(nil)
@@ -299,6 +304,9 @@ func (in *instances) NewTask(_ context.Context, spec herder.TaskSpec, l herder.T
 	pipe, err := in.pipeline(spec.ConnectorConfig)
 	if err != nil {
 		return nil, fmt.Errorf("task %s: %w", spec.ID, err)
+	}
+	if in.pipelineHook != nil {
+		pipe = in.pipelineHook(pipe)
 	}
 	id := runtime.TaskID{Connector: spec.ID.Connector, Task: spec.ID.Task}
 	logName := logging.TaskName(id.Connector, id.Task)
