@@ -875,3 +875,28 @@ func TestValidateSourceTopicCreation(t *testing.T) {
 		t.Fatalf("topic.creation.enable=false: %v, %d errors", err, infos.ErrorCount)
 	}
 }
+
+// A topic creation group named twice and a header converter that does not
+// exist are errors on their keys, in Kafka Connect's words.
+func TestValidateDuplicateGroupsAndHeaderConverter(t *testing.T) {
+	ctx := ctxT(t)
+	f := newFixtureWith(t, func(o *herder.StandaloneOptions) { o.TopicCreation = true })
+	infos, err := f.h.ValidateConfig(ctx, srcConfig("name", "s", "topic.creation.default.partitions", "1",
+		"topic.creation.default.replication.factor", "1", "topic.creation.groups", "a, b, a",
+		"topic.creation.a.include", "x.*", "topic.creation.b.include", "y.*",
+		"header.converter", "com.example.NoSuchHeaderConverter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, c := range infos.Configs {
+		if c.Value != nil && len(c.Value.Errors) > 0 {
+			got[c.Value.Name] = c.Value.Errors
+		}
+	}
+	if len(got) != 2 || infos.ErrorCount != 2 ||
+		!slices.Equal(got["topic.creation.groups"], []string{"Invalid value [a, b, a] for configuration topic.creation.groups: Duplicate alias provided."}) ||
+		len(got["header.converter"]) != 1 || !strings.Contains(got["header.converter"][0], "Class com.example.NoSuchHeaderConverter could not be found.") {
+		t.Fatalf("error_count %d, errors %q", infos.ErrorCount, got)
+	}
+}
