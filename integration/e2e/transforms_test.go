@@ -5,6 +5,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,25 +69,33 @@ func TestFilterTopicNameMatchesOnSink(t *testing.T) {
 	itest.ProduceStrings(t, e.cl, keep, kept...)
 	itest.ProduceStrings(t, e.cl, drop, makeLines("b", 0, n)...)
 
-	out := e.path("out.txt")
-	sink := e.name("sink")
-	cfg := sinkConfig(sink, out, keep+","+drop)
-	for k, v := range map[string]string{
+	filteredSink(t, e, []string{keep, drop}, n, kept, map[string]string{
 		"transforms":                  "filter",
 		"transforms.filter.type":      "org.apache.kafka.connect.transforms.Filter",
 		"transforms.filter.predicate": "barTopic",
 		"predicates":                  "barTopic",
 		"predicates.barTopic.type":    "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
 		"predicates.barTopic.pattern": "bar-.*",
-	} {
-		cfg[k] = v
-	}
+	})
+}
+
+// filteredSink runs a file sink over topics, each of n records, with the
+// filter settings: the file must hold exactly want, in order, every topic's
+// offsets must be committed to its end (what was dropped included), and
+// the connector must still be running.
+func filteredSink(t *testing.T, e *env, topics []string, n int, want []string, filter map[string]string) {
+	t.Helper()
+	out := e.path("out.txt")
+	sink := e.name("sink")
+	cfg := sinkConfig(sink, out, strings.Join(topics, ","))
+	maps.Copy(cfg, filter)
 	w := e.startWorker(e.workerProps(nil), e.connector(cfg))
-	waitLines(t, out, n)
-	e.waitCommitted("connect-"+sink, drop, n)
-	e.waitCommitted("connect-"+sink, keep, n)
+	waitLines(t, out, len(want))
+	for _, topic := range topics {
+		e.waitCommitted("connect-"+sink, topic, int64(n))
+	}
 	time.Sleep(quiet)
-	requireLines(t, "sink file", kept, readLines(t, out))
+	requireLines(t, "sink file", want, readLines(t, out))
 	w.waitState(sink, "RUNNING", 1)
 	w.stop()
 }
@@ -123,25 +133,13 @@ func TestFilterRecordIsTombstoneOnSink(t *testing.T) {
 		t.Fatalf("topic end offset %d, want %d", end, n)
 	}
 
-	out := e.path("out.txt")
-	sink := e.name("sink")
-	cfg := sinkConfig(sink, out, topic)
-	for k, v := range map[string]string{
+	filteredSink(t, e, []string{topic}, n, want, map[string]string{
 		"transforms":                          "dropTombstones",
 		"transforms.dropTombstones.type":      "org.apache.kafka.connect.transforms.Filter",
 		"transforms.dropTombstones.predicate": "isTombstone",
 		"predicates":                          "isTombstone",
 		"predicates.isTombstone.type":         "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
-	} {
-		cfg[k] = v
-	}
-	w := e.startWorker(e.workerProps(nil), e.connector(cfg))
-	waitLines(t, out, len(want))
-	e.waitCommitted("connect-"+sink, topic, n)
-	time.Sleep(quiet)
-	requireLines(t, "sink file", want, readLines(t, out))
-	w.waitState(sink, "RUNNING", 1)
-	w.stop()
+	})
 }
 
 // HasHeaderKey under Filter, through a real sink (Kafka's
@@ -176,24 +174,12 @@ func TestFilterHasHeaderKeyOnSink(t *testing.T) {
 	}
 	itest.Produce(t, e.cl, recs...)
 
-	out := e.path("out.txt")
-	sink := e.name("sink")
-	cfg := sinkConfig(sink, out, topic)
-	for k, v := range map[string]string{
+	filteredSink(t, e, []string{topic}, n, want, map[string]string{
 		"transforms":                       "dropSkipped",
 		"transforms.dropSkipped.type":      "org.apache.kafka.connect.transforms.Filter",
 		"transforms.dropSkipped.predicate": "hasSkip",
 		"predicates":                       "hasSkip",
 		"predicates.hasSkip.type":          "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
 		"predicates.hasSkip.name":          "skip",
-	} {
-		cfg[k] = v
-	}
-	w := e.startWorker(e.workerProps(nil), e.connector(cfg))
-	waitLines(t, out, len(want))
-	e.waitCommitted("connect-"+sink, topic, n)
-	time.Sleep(quiet)
-	requireLines(t, "sink file", want, readLines(t, out))
-	w.waitState(sink, "RUNNING", 1)
-	w.stop()
+	})
 }
