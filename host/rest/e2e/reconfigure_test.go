@@ -9,24 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // createTopic creates a topic of one partition.
 func (e *env) createTopic(topic string) {
 	e.t.Helper()
-	cl := e.kafka()
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic)
-	if err == nil {
-		err = r.Err
-	}
-	if err != nil {
-		e.t.Fatalf("create topic %s: %v", topic, err)
-	}
+	e.createTopicPartitions(topic, 1)
 }
 
 // produceValues writes "<prefix>-<i>" for i in [from, to) to topic, in
