@@ -237,6 +237,10 @@ func unescape(s string) (string, int, error) {
 		}
 		return string(r), 6, nil
 	default:
-		return string(c), 2, nil
+		// Any other escaped character stands for itself, a whole
+		// character: the text is UTF-8 by now (ISO-8859-1 files were
+		// converted), so take all of its bytes, not just the first.
+		_, size := utf8.DecodeRuneInString(s[1:])
+		return s[1 : 1+size], 1 + size, nil
 	}
 }

@@ -109,6 +109,9 @@ func TestParsePropertiesJavaCases(t *testing.T) {
 		{"a\\\\\\\nb=c\n", map[string]string{"a\\b": "c"}},
 		{"a=1\na=2\n", map[string]string{"a": "2"}},
 		{"a=b\\", map[string]string{"a": "b"}},
+		// An escaped character that is not ASCII is itself, whole.
+		{"caf\\é=th\\é\\€\\😀\n", map[string]string{"café": "thé€😀"}},
+		{"a=caf\xe9\\\xe9\n", map[string]string{"a": "caféé"}}, // ISO-8859-1
 	} {
 		got, err := ParseProperties(strings.NewReader(c.in))
 		if err != nil {
