@@ -66,6 +66,8 @@ func TestParseConnectorConfig(t *testing.T) {
 		{name: "create request", in: `{"name":"b","config":{"connector.class":"X"},"initial_state":"paused"}`, wantName: "b", wantState: "PAUSED"},
 		{name: "properties", in: "name=c\nconnector.class=X\n", wantName: "c"},
 		{name: "mismatched name", in: `{"name":"b","config":{"name":"z"}}`, wantErr: "doesn't match"},
+		{name: "config name without a name", in: `{"config":{"name":"z","connector.class":"X"}}`, wantErr: `doesn't match the one in "name" (none)`},
+		{name: "create request without names", in: `{"config":{"connector.class":"X"}}`, wantErr: `no "name"`},
 		{name: "bad state", in: `{"name":"b","config":{},"initial_state":"GONE"}`, wantErr: "initial_state"},
 		{name: "malformed json", in: "{\"name\":\n\"a\",,}", wantErr: "line 2"},
 		{name: "no name", in: "connector.class=X\n", wantErr: "no \"name\""},

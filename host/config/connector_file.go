@@ -52,6 +52,12 @@ func ParseConnectorConfig(raw []byte) (*ConnectorFile, error) {
 		return nil, err
 	}
 	if cf.Name == "" {
+		// A create request whose config has a name but which has none
+		// itself is refused, as connect-standalone refuses it: the
+		// config's name does not match the request's (null) one.
+		if n := cf.Config["name"]; n != "" {
+			return nil, fmt.Errorf("connector name configuration in \"config\" (%q) doesn't match the one in \"name\" (none)", n)
+		}
 		return nil, fmt.Errorf("connector configuration has %w", ErrNoName)
 	}
 	return cf, nil
@@ -120,10 +126,10 @@ func parseConnectorJSON(raw []byte) (*ConnectorFile, error) {
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, fmt.Errorf("create request: %w", describeJSONError(raw, err))
 		}
-		if req.Name == "" {
-			req.Name = req.Config["name"]
-		}
-		if n, ok := req.Config["name"]; ok && n != req.Name {
+		// A request without "name" has none, as in Kafka; its
+		// config.name is left for the caller (ParseConnectorConfig
+		// refuses it, the CLI may take it).
+		if n, ok := req.Config["name"]; ok && req.Name != "" && n != req.Name {
 			return nil, fmt.Errorf("connector name configuration in \"config\" (%q) doesn't match the one in \"name\" (%q)", n, req.Name)
 		}
 		st := strings.ToUpper(req.InitialState)

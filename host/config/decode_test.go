@@ -55,9 +55,13 @@ func TestParseConnectorSettingsWithoutName(t *testing.T) {
 			t.Errorf("%s: got %q %q, want %q", c.name, cf.Name, cf.Config, c.want)
 		}
 	}
-	// A name, where there is one, is read as ParseConnectorConfig reads it.
+	// A create request has the name it has: config.name stays in the
+	// config, for the CLI to take (ParseConnectorConfig refuses it).
 	cf, err := ParseConnectorSettings([]byte(`{"config":{"name":"n","connector.class":"X"}}`))
-	if err != nil || cf.Name != "n" {
+	if err != nil || cf.Name != "" || cf.Config["name"] != "n" {
+		t.Fatalf("got %+v, %v", cf, err)
+	}
+	if cf, err := ParseConnectorSettings([]byte(`{"name":"n","config":{"connector.class":"X"}}`)); err != nil || cf.Name != "n" || cf.Config["name"] != "n" {
 		t.Fatalf("got %+v, %v", cf, err)
 	}
 	// Other errors are not ErrNoName.
