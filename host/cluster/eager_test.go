@@ -371,7 +371,7 @@ func TestMixedGroupDowngradesToEager(t *testing.T) {
 
 func TestFromWorkerEager(t *testing.T) {
 	w, err := config.ParseWorker(map[string]string{
-		"key.converter": "K", "value.converter": "V", "group.id": "g",
+		"key.converter": "StringConverter", "value.converter": "StringConverter", "group.id": "g",
 		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s",
 		"connect.protocol": "Eager",
 	}, false)

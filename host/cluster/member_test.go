@@ -819,7 +819,7 @@ func TestNewChecksConfig(t *testing.T) {
 
 func TestFromWorker(t *testing.T) {
 	w, err := config.ParseWorker(map[string]string{
-		"key.converter": "K", "value.converter": "V", "group.id": "g",
+		"key.converter": "StringConverter", "value.converter": "StringConverter", "group.id": "g",
 		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s",
 		"connect.protocol": "COMPATIBLE", "session.timeout.ms": "7000", "scheduled.rebalance.max.delay.ms": "0",
 		"inter.worker.key.ttl.ms": "2500", "inter.worker.signature.algorithm": "HmacSHA512",

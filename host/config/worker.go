@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-io/sluice/host/convert"
 	def "github.com/sluice-io/sluice/pluginsdk/config"
 )
 
@@ -92,6 +93,20 @@ const (
 // logLevels are log4j's level names (host/logging accepts them).
 var logLevels = []string{"ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"}
 
+// converterClass refuses a worker's default converter class that does not
+// exist when the worker starts, as Kafka's CLASS settings are resolved when
+// the worker config is parsed (its message too); a connector that sets its
+// own converter would otherwise still start, and every other task fail.
+func converterClass(typ string) def.Validator {
+	return def.Lambda(func(name string, v any) error {
+		s, _ := v.(string)
+		if s == "" || convert.Exists(s, typ) {
+			return nil // missing: the required check says so
+		}
+		return def.Invalid(name, v, "Class "+strings.TrimSpace(s)+" could not be found.")
+	}, "a "+strings.ReplaceAll(typ, "_", " ")+" class")
+}
+
 // baseDef is what every worker reads (Kafka's WorkerConfig).
 func baseDef() *def.Def {
 	d := def.NewDef()
@@ -99,11 +114,11 @@ func baseDef() *def.Def {
 		Importance: def.High, Group: groupCommon, Doc: "Kafka brokers to connect to first, host:port, comma-separated."})
 	d.Define(def.Key{Name: ClientID, Type: def.String, Default: "",
 		Importance: def.Low, Group: groupCommon, Doc: "Added to the client ids of the worker's Kafka clients."})
-	d.Define(def.Key{Name: KeyConverter, Type: def.Class, Required: true,
+	d.Define(def.Key{Name: KeyConverter, Type: def.Class, Required: true, Validator: converterClass(convert.TypeConverter),
 		Importance: def.High, Group: groupConverters, Doc: "Default converter of record keys; connectors may set their own. Settings prefixed \"key.converter.\" configure it."})
-	d.Define(def.Key{Name: ValueConverter, Type: def.Class, Required: true,
+	d.Define(def.Key{Name: ValueConverter, Type: def.Class, Required: true, Validator: converterClass(convert.TypeConverter),
 		Importance: def.High, Group: groupConverters, Doc: "Default converter of record values; connectors may set their own. Settings prefixed \"value.converter.\" configure it."})
-	d.Define(def.Key{Name: HeaderConverter, Type: def.Class, Default: "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+	d.Define(def.Key{Name: HeaderConverter, Type: def.Class, Default: "org.apache.kafka.connect.storage.SimpleHeaderConverter", Validator: converterClass(convert.TypeHeaderConverter),
 		Importance: def.Low, Group: groupConverters, Doc: "Default converter of header values. Settings prefixed \"header.converter.\" configure it."})
 	d.Define(def.Key{Name: OffsetFlushIntervalMs, Type: def.Long, Default: int64(60000), Validator: def.AtLeast(0),
 		Importance: def.Low, Group: groupOffsets, Doc: "How often source offsets are committed, and sink offsets too, in milliseconds."})

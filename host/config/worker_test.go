@@ -77,20 +77,40 @@ func TestParseWorkerReportsEveryProblem(t *testing.T) {
 			t.Errorf("error lacks %q:\n%v", part, err)
 		}
 	}
-	_, err = ParseWorker(map[string]string{"key.converter": "K", "value.converter": "V", "offset.storage.file.filename": "f", "listeners": "ftp://x:1"}, true)
+	// An unknown default converter stops the worker, as a CLASS setting
+	// that does not resolve stops Kafka's.
+	_, err = ParseWorker(map[string]string{"key.converter": "com.nope.Conv", "value.converter": "JsonConverter",
+		"header.converter": "com.nope.H", "offset.storage.file.filename": "f"}, true)
+	for _, part := range []string{
+		"Invalid value com.nope.Conv for configuration key.converter: Class com.nope.Conv could not be found.",
+		"Invalid value com.nope.H for configuration header.converter: Class com.nope.H could not be found.",
+	} {
+		if err == nil || !strings.Contains(err.Error(), part) {
+			t.Errorf("error lacks %q:\n%v", part, err)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "value.converter") {
+		t.Errorf("JsonConverter refused: %v", err)
+	}
+	// A header converter is not a converter.
+	_, err = ParseWorker(map[string]string{"key.converter": "SimpleHeaderConverter", "value.converter": "StringConverter", "offset.storage.file.filename": "f"}, true)
+	if err == nil || !strings.Contains(err.Error(), "Class SimpleHeaderConverter could not be found.") {
+		t.Errorf("a header converter as key.converter: %v", err)
+	}
+	_, err = ParseWorker(map[string]string{"key.converter": "StringConverter", "value.converter": "StringConverter", "offset.storage.file.filename": "f", "listeners": "ftp://x:1"}, true)
 	if err == nil || !strings.Contains(err.Error(), "Invalid value ftp://x:1 for configuration listeners: protocol must be http or https") {
 		t.Fatalf("listener error: %v", err)
 	}
 }
 
 func TestDistributedNeedsGroupAndTopics(t *testing.T) {
-	_, err := ParseWorker(map[string]string{"key.converter": "K", "value.converter": "V"}, false)
+	_, err := ParseWorker(map[string]string{"key.converter": "StringConverter", "value.converter": "StringConverter"}, false)
 	for _, k := range []string{"group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic"} {
 		if err == nil || !strings.Contains(err.Error(), `"`+k+`"`) {
 			t.Errorf("missing %s not reported: %v", k, err)
 		}
 	}
-	w, err := ParseWorker(map[string]string{"key.converter": "K", "value.converter": "V", "group.id": "g",
+	w, err := ParseWorker(map[string]string{"key.converter": "StringConverter", "value.converter": "StringConverter", "group.id": "g",
 		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s"}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +121,7 @@ func TestDistributedNeedsGroupAndTopics(t *testing.T) {
 }
 
 func TestWorkerIDFallsBackToListenerAndHost(t *testing.T) {
-	w, err := ParseWorker(map[string]string{"key.converter": "K", "value.converter": "V", "offset.storage.file.filename": "f",
+	w, err := ParseWorker(map[string]string{"key.converter": "StringConverter", "value.converter": "StringConverter", "offset.storage.file.filename": "f",
 		"listeners": "http://localhost:8083"}, true)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +129,7 @@ func TestWorkerIDFallsBackToListenerAndHost(t *testing.T) {
 	if id := w.WorkerID(""); id != "localhost:8083" {
 		t.Fatalf("worker id %q", id)
 	}
-	w, _ = ParseWorker(map[string]string{"key.converter": "K", "value.converter": "V", "offset.storage.file.filename": "f"}, true)
+	w, _ = ParseWorker(map[string]string{"key.converter": "StringConverter", "value.converter": "StringConverter", "offset.storage.file.filename": "f"}, true)
 	host, _ := os.Hostname()
 	if id := w.WorkerID("[::]:8083"); id != host+":8083" {
 		t.Fatalf("worker id %q, want %s:8083", id, host)
@@ -117,7 +137,7 @@ func TestWorkerIDFallsBackToListenerAndHost(t *testing.T) {
 }
 
 func distributedProps(kv ...string) map[string]string {
-	p := map[string]string{"key.converter": "K", "value.converter": "V", "group.id": "g",
+	p := map[string]string{"key.converter": "StringConverter", "value.converter": "StringConverter", "group.id": "g",
 		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s"}
 	for i := 0; i+1 < len(kv); i += 2 {
 		p[kv[i]] = kv[i+1]
@@ -178,7 +198,7 @@ func TestInterWorkerRefusals(t *testing.T) {
 		}
 	}
 	// Standalone workers do not know the keys at all.
-	if _, err := ParseWorker(map[string]string{"key.converter": "K", "value.converter": "V", "offset.storage.file.filename": "f",
+	if _, err := ParseWorker(map[string]string{"key.converter": "StringConverter", "value.converter": "StringConverter", "offset.storage.file.filename": "f",
 		InterWorkerSignatureAlgorithm: "Foo"}, true); err != nil {
 		t.Fatalf("standalone: %v", err)
 	}
@@ -233,7 +253,7 @@ func TestOverridePolicyByClassName(t *testing.T) {
 }
 
 func TestRestRequestTimeout(t *testing.T) {
-	base := map[string]string{"key.converter": "K", "value.converter": "V", "offset.storage.file.filename": "f"}
+	base := map[string]string{"key.converter": "StringConverter", "value.converter": "StringConverter", "offset.storage.file.filename": "f"}
 	with := func(v string) map[string]string {
 		p := maps.Clone(base)
 		if v != "" {

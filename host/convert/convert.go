@@ -171,6 +171,13 @@ func lookup(name, typ string) (*class, error) {
 	return nil, fmt.Errorf("%w %q; known %s classes: %s", ErrUnknownClass, name, typ, strings.Join(known, ", "))
 }
 
+// Exists reports whether className (a class name or an alias) is a class
+// of type typ (TypeConverter or TypeHeaderConverter).
+func Exists(className, typ string) bool {
+	_, err := lookup(className, typ)
+	return err == nil
+}
+
 // New returns the Converter of a class, configured as Kafka Connect
 // configures a key (isKey) or value converter. className is a Java class
 // name (org.apache.kafka.connect.json.JsonConverter) or an alias
