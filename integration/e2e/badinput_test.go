@@ -17,14 +17,18 @@ import (
 	"github.com/sluice-io/sluice/integration/itest"
 )
 
-// exitStartup is connect-standalone's status for a worker or connector that
-// cannot start.
-const exitStartup = 3
+// connect-standalone's statuses for a worker that cannot start (its file,
+// its settings) and for a connector that cannot be created.
+const (
+	exitWorker    = 2
+	exitConnector = 3
+)
 
 // TestStandaloneRefusesBadInput: each bad worker or connector file ends
-// `sluice standalone` with status 3 and a message naming the file, line,
-// setting or class at fault; plugins of connectors created before the bad
-// one do not outlive the worker.
+// `sluice standalone` with connect-standalone's status (2 for the worker, 3
+// for a connector) and a message naming the file, line, setting or class
+// at fault; plugins of connectors created before the bad one do not
+// outlive the worker.
 func TestStandaloneRefusesBadInput(t *testing.T) {
 	e := newEnv(t)
 	worker := e.workerProps(nil)
@@ -45,6 +49,8 @@ func TestStandaloneRefusesBadInput(t *testing.T) {
 		args []string
 		// want: every string must be in the output.
 		want []string
+		// worker: the worker's input is bad (else a connector's).
+		worker bool
 	}{
 		{
 			name: "unknown connector class",
@@ -82,14 +88,22 @@ func TestStandaloneRefusesBadInput(t *testing.T) {
 			want: []string{"missing.properties"},
 		},
 		{
-			name: "worker properties without value.converter",
-			args: []string{write("noconv.properties", "bootstrap.servers="+e.cluster.BootstrapString()+"\nkey.converter="+stringConverter+"\noffset.storage.file.filename="+e.offsets+"\nlisteners=http://127.0.0.1:0\n")},
-			want: []string{"noconv.properties", `"value.converter"`},
+			name:   "worker properties without value.converter",
+			args:   []string{write("noconv.properties", "bootstrap.servers="+e.cluster.BootstrapString()+"\nkey.converter="+stringConverter+"\noffset.storage.file.filename="+e.offsets+"\nlisteners=http://127.0.0.1:0\n")},
+			want:   []string{"noconv.properties", `"value.converter"`},
+			worker: true,
 		},
 		{
-			name: "worker properties with a bad number",
-			args: []string{e.workerPropsFile("badnum.properties", map[string]string{"offset.flush.interval.ms": "soon"})},
-			want: []string{"offset.flush.interval.ms", "soon"},
+			name:   "worker properties with a bad number",
+			args:   []string{e.workerPropsFile("badnum.properties", map[string]string{"offset.flush.interval.ms": "soon"})},
+			want:   []string{"offset.flush.interval.ms", "soon"},
+			worker: true,
+		},
+		{
+			name:   "worker properties with an unknown converter",
+			args:   []string{e.workerPropsFile("badconv.properties", map[string]string{"value.converter": "com.example.NoSuchConverter"})},
+			want:   []string{"Invalid value com.example.NoSuchConverter for configuration value.converter: Class com.example.NoSuchConverter could not be found."},
+			worker: true,
 		},
 	} {
 		// Not subtests: e's helpers belong to the parent test.
@@ -98,9 +112,13 @@ func TestStandaloneRefusesBadInput(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), startTimeout)
 		err := p.Wait(ctx)
 		cancel()
+		want := exitConnector
+		if c.worker {
+			want = exitWorker
+		}
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitStartup {
-			t.Fatalf("%s: exit %v, want status %d:\n%s", c.name, err, exitStartup, p.LogTail(20))
+		if !errors.As(err, &ee) || ee.ExitCode() != want {
+			t.Fatalf("%s: exit %v, want status %d:\n%s", c.name, err, want, p.LogTail(20))
 		}
 		out := p.LogTail(200)
 		for _, s := range c.want {

@@ -88,13 +88,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		d, err := os.MkdirTemp("", "sluice-dev-")
 		if err != nil {
 			fmt.Fprintf(stderr, "sluice dev: %v\n", err)
-			return exitStartup
+			return exitWorker
 		}
 		dir = d
 		defer os.RemoveAll(d)
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "sluice dev: --dir: %v\n", err)
-		return exitStartup
+		return exitWorker
 	}
 
 	kopts := []kfake.Opt{kfake.NumBrokers(1), kfake.ClusterID("sluice-dev"), kfake.AllowAutoTopicCreation(), kfake.Ports(*kafkaPort)}
@@ -104,7 +104,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cluster, err := kfake.NewCluster(kopts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice dev: start the embedded Kafka broker: %v\n", err)
-		return exitStartup
+		return exitWorker
 	}
 	defer cluster.Close()
 	seeds := strings.Join(cluster.ListenAddrs(), ",")
@@ -143,19 +143,19 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	props, _, err = configprovider.ResolveWorker(ctx, props)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice dev: %v\n", err)
-		return exitStartup
+		return exitWorker
 	}
 	cfg, err := config.ParseWorker(props, true)
 	if err != nil {
 		// Validation messages quote values: show the variables as
 		// written, not the secrets they resolved to.
 		fmt.Fprintf(stderr, "sluice dev: %s\n", configprovider.NewMasker(raw, props).Text(err.Error()))
-		return exitStartup
+		return exitWorker
 	}
 	w, err := worker.NewStandalone(cfg, worker.Options{Version: Version, Commit: commit(), LogOutput: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice dev: %v\n", err)
-		return exitStartup
+		return exitWorker
 	}
 
 	var files []*config.ConnectorFile

@@ -62,7 +62,7 @@ func TestDevValidationErrorHidesResolvedSecret(t *testing.T) {
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"dev", "--demo=false", "--rest", freeAddr(t), "--plugin-path", pluginDir}, &stdout, &stderr)
-	if code != exitStartup || strings.Contains(stderr.String(), "hunter2") || !strings.Contains(stderr.String(), "offset.flush.interval.ms") {
+	if code != exitWorker || strings.Contains(stderr.String(), "hunter2") || !strings.Contains(stderr.String(), "offset.flush.interval.ms") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 }

@@ -28,17 +28,17 @@ func runDistributed(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return exitUsage
+		return exitWorkerUsage
 	}
 	cfg, err := configprovider.LoadWorker(ctx, fs.Arg(0), os.Environ(), false)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice distributed: %v\n", err)
-		return exitStartup
+		return exitWorker
 	}
 	w, err := worker.NewDistributed(cfg, worker.Options{Version: Version, Commit: commit(), LogOutput: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice distributed: %v\n", err)
-		return exitStartup
+		return exitWorker
 	}
 	shutdown := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -50,7 +50,7 @@ func runDistributed(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := w.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "sluice: start the worker: %v\n", err)
 		shutdown()
-		return exitStartup
+		return exitWorker
 	}
 	w.Logger().Info("worker ready", "rest", w.RESTAddrs())
 	<-ctx.Done()

@@ -8,9 +8,11 @@
 // each connector file is a JSON object of settings, a JSON create request
 // ({"name","config","initial_state"}) or a .properties file. The connectors
 // are created one after the other before the worker reports ready (GET
-// /health). A bad worker or connector file, an unknown connector class, a
-// missing setting or an unreachable Kafka ends the process with status 3
-// and a message naming the file, line or setting; once running, bad
+// /health). Bad input ends the process with a message naming the file,
+// line or setting and connect-standalone's status: 2 for the worker (its
+// file, a bad or missing setting, an unreachable Kafka), 3 for a connector
+// (its file, an unknown class, a missing setting); without a worker file
+// the usage, status 1. Once running, bad
 // requests are answered over REST and the worker keeps running. SIGINT or
 // SIGTERM stops it: tasks drain for task.shutdown.graceful.timeout.ms, then
 // every plugin process is killed.

@@ -19,8 +19,8 @@ func TestWorkerCommandsHelpOnlyWhereAFlagIs(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"standalone", good, "-h"}, exitStartup, "-h"},
-		{[]string{"standalone", good, "-help"}, exitStartup, "-help"},
+		{[]string{"standalone", good, "-h"}, exitConnector, "-h"},
+		{[]string{"standalone", good, "-help"}, exitConnector, "-help"},
 		{[]string{"dev", "--rest", "-h"}, exitUsage, `--rest "-h"`},
 		{[]string{"dev", "--plugin-path", "--help", "--rest", "nohostport"}, exitUsage, `--rest "nohostport"`},
 	} {

@@ -34,21 +34,23 @@ func TestWorkerCommandsHelp(t *testing.T) {
 	}
 }
 
-// A file that is not there is named, with exit status 3.
+// A file that is not there is named, with connect-standalone's status: 2
+// for the worker's file, 3 for a connector's.
 func TestStandaloneMissingFiles(t *testing.T) {
 	dir := t.TempDir()
 	good := workerProps(t, dir, "127.0.0.1:1", freeAddr(t))
 	for _, c := range []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{dir + "/nope.properties"}, dir + "/nope.properties"},
-		{[]string{good, dir + "/gone.json"}, dir + "/gone.json"},
+		{[]string{dir + "/nope.properties"}, dir + "/nope.properties", exitWorker},
+		{[]string{good, dir + "/gone.json"}, dir + "/gone.json", exitConnector},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), append([]string{"standalone"}, c.args...), &out, &errb)
-		if code != exitStartup || !strings.Contains(errb.String(), c.want) || !strings.Contains(errb.String(), "no such file") {
-			t.Errorf("%v: exit %d, stderr %q; want 3 naming %s", c.args, code, errb.String(), c.want)
+		if code != c.code || !strings.Contains(errb.String(), c.want) || !strings.Contains(errb.String(), "no such file") {
+			t.Errorf("%v: exit %d, stderr %q; want %d naming %s", c.args, code, errb.String(), c.code, c.want)
 		}
 	}
 }
@@ -66,7 +68,7 @@ func TestStandaloneDuplicateConnectorNames(t *testing.T) {
 	defer cancel()
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"standalone", good, a, b}, &out, &errb)
-	if code != exitStartup {
+	if code != exitConnector {
 		t.Fatalf("exit %d, want 3; stderr:\n%s", code, errb.String())
 	}
 	for _, w := range []string{"dup", a, b} {

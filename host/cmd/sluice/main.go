@@ -29,11 +29,22 @@ var Version = "0.1.0-dev"
 // record by about a fifth in the benchmarks, for some tens of MiB more RSS.
 const gcPercent = 300
 
-// Exit statuses of the worker commands.
+// Exit statuses of the worker commands: those of connect-standalone and
+// connect-distributed, whose scripts and supervisors may tell them apart.
 const (
-	exitOK      = 0
-	exitUsage   = 2
-	exitStartup = 3 // as connect-standalone: bad config, connector, Kafka
+	exitOK = 0
+	// exitWorkerUsage: standalone or distributed without a worker file
+	// (or with a flag they do not have), as Kafka's print their usage.
+	exitWorkerUsage = 1
+	// exitWorker: Kafka's "Stopping due to error": the worker's config,
+	// its start, its Kafka cluster.
+	exitWorker = 2
+	// exitConnector: Kafka's "Stopping after connector error": a connector
+	// file, or creating its connector.
+	exitConnector = 3
+	// exitUsage: a command line of Sluice's own commands (dev, an
+	// unknown command), as the CLI's (cli.ExitUsage).
+	exitUsage = 2
 )
 
 func main() {

@@ -172,8 +172,13 @@ func TestUsageAndVersion(t *testing.T) {
 		t.Fatalf("version: %d %q", code, out.String())
 	}
 	errb.Reset()
-	if code := run(context.Background(), []string{"standalone"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "Usage: sluice standalone") {
+	// As connect-standalone and connect-distributed: usage, exit 1.
+	if code := run(context.Background(), []string{"standalone"}, &out, &errb); code != exitWorkerUsage || !strings.Contains(errb.String(), "Usage: sluice standalone") {
 		t.Fatalf("standalone without args: %d %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"distributed"}, &out, &errb); code != exitWorkerUsage || !strings.Contains(errb.String(), "Usage: sluice distributed") {
+		t.Fatalf("distributed without args: %d %q", code, errb.String())
 	}
 }
 
@@ -197,7 +202,18 @@ plugin.path=%s
 `, seeds, filepath.Join(dir, "offsets"), rest, pluginDir))
 }
 
-func TestStandaloneBadInputExits3(t *testing.T) {
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Bad input ends connect-standalone with 2 when it is the worker's (its
+// file, its settings) and 3 when it is a connector's; so does sluice.
+func TestStandaloneBadInputExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
@@ -209,33 +225,37 @@ func TestStandaloneBadInputExits3(t *testing.T) {
 	cases := []struct {
 		name  string
 		args  func() []string
+		code  int
 		wants []string
 	}{
 		{"malformed worker properties", func() []string {
 			return []string{write(t, dir, "w1.properties", "a=1\nb=\\u12zz\n")}
-		}, []string{"w1.properties", "line 2"}},
+		}, exitWorker, []string{"w1.properties", "line 2"}},
 		{"missing worker settings", func() []string {
 			return []string{write(t, dir, "w2.properties", "bootstrap.servers=x:1\n")}
-		}, []string{`"key.converter"`, `"value.converter"`, `"offset.storage.file.filename"`}},
+		}, exitWorker, []string{`"key.converter"`, `"value.converter"`, `"offset.storage.file.filename"`}},
+		{"unknown worker converter", func() []string {
+			return []string{write(t, dir, "w3.properties", strings.Replace(readFile(t, good), "org.apache.kafka.connect.json.JsonConverter", "com.nope.Conv", 1))}
+		}, exitWorker, []string{"Invalid value com.nope.Conv for configuration value.converter: Class com.nope.Conv could not be found."}},
 		{"malformed connector JSON", func() []string {
 			return []string{good, write(t, dir, "c1.json", "{\"name\": \"a\",\n \"connector.class\": }\n")}
-		}, []string{"c1.json", "line 2"}},
+		}, exitConnector, []string{"c1.json", "line 2"}},
 		{"connector file without a name", func() []string {
 			return []string{good, write(t, dir, "c2.properties", "connector.class=FileStreamSource\n")}
-		}, []string{"c2.properties", `no "name"`}},
+		}, exitConnector, []string{"c2.properties", `no "name"`}},
 		{"unknown connector class", func() []string {
 			return []string{good, write(t, dir, "c3.properties", "name=c3\nconnector.class=FileStreamSorce\n")}
-		}, []string{"c3.properties", "Failed to find any class that implements Connector and which name matches FileStreamSorce", "FileStreamSource"}},
+		}, exitConnector, []string{"c3.properties", "Failed to find any class that implements Connector and which name matches FileStreamSorce", "FileStreamSource"}},
 		{"missing connector setting", func() []string {
 			return []string{good, write(t, dir, "c4.json", `{"name":"c4","config":{"connector.class":"FileStreamSink"}}`)}
-		}, []string{"c4.json", "Must configure one of topics or topics.regex"}},
+		}, exitConnector, []string{"c4.json", "Must configure one of topics or topics.regex"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			code := run(context.Background(), append([]string{"standalone"}, c.args()...), &out, &errb)
-			if code != exitStartup {
-				t.Fatalf("exit %d, want 3; stderr:\n%s", code, errb.String())
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, c.code, errb.String())
 			}
 			for _, w := range c.wants {
 				if !strings.Contains(errb.String(), w) {
@@ -323,7 +343,7 @@ func TestDevWithoutPluginsSaysWhatIsMissing(t *testing.T) {
 	empty := t.TempDir()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"dev", "--rest", freeAddr(t), "--plugin-path", empty}, &out, &errb)
-	if code != exitStartup || !strings.Contains(errb.String(), "make build") || !strings.Contains(errb.String(), demoSourceClass) {
+	if code != exitConnector || !strings.Contains(errb.String(), "make build") || !strings.Contains(errb.String(), demoSourceClass) {
 		t.Fatalf("exit %d; stderr:\n%s", code, errb.String())
 	}
 	// Without the demo, the same worker starts fine.

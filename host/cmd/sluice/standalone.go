@@ -22,8 +22,10 @@ const shutdownTimeout = 60 * time.Second
 
 // runStandalone is connect-standalone: the worker properties, then the
 // connector files, created one after the other before the worker reports
-// ready. Any failure on the way ends the process with status 3 and a
-// message naming the file, the line or the setting.
+// ready. A failure on the way ends the process with a message naming the
+// file, the line or the setting, and connect-standalone's status: 2 for
+// the worker (its config, its start), 3 for a connector (its file, its
+// creation).
 func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sluice standalone", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,12 +40,12 @@ func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
-		return exitUsage
+		return exitWorkerUsage
 	}
 	cfg, err := configprovider.LoadWorker(ctx, fs.Arg(0), os.Environ(), true)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice standalone: %v\n", err)
-		return exitStartup
+		return exitWorker
 	}
 	// Read every connector file first: a typo in the last one should not
 	// cost a worker start.
@@ -53,20 +55,20 @@ func runStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 	for i, p := range paths {
 		if files[i], err = config.ReadConnectorFile(p); err != nil {
 			fmt.Fprintf(stderr, "sluice standalone: %v\n", err)
-			return exitStartup
+			return exitConnector
 		}
 		// Connectors are created without replacing one another, so
 		// a second file with a name fails; say so before starting.
 		if prev, ok := seen[files[i].Name]; ok {
 			fmt.Fprintf(stderr, "sluice standalone: %s: Connector %s already exists (created from %s)\n", p, files[i].Name, prev)
-			return exitStartup
+			return exitConnector
 		}
 		seen[files[i].Name] = p
 	}
 	w, err := worker.NewStandalone(cfg, worker.Options{Version: Version, Commit: commit(), LogOutput: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice standalone: %v\n", err)
-		return exitStartup
+		return exitWorker
 	}
 	return serve(ctx, w, files, paths, stderr, hooks{})
 }
@@ -117,26 +119,26 @@ func serve(ctx context.Context, w *worker.Worker, files []*config.ConnectorFile,
 	if err := w.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "sluice: start the worker: %v\n", err)
 		shutdown()
-		return exitStartup
+		return exitWorker
 	}
 	if h.started != nil {
 		if err := h.started(); err != nil {
 			fmt.Fprintf(stderr, "sluice: %v\n", err)
 			shutdown()
-			return exitStartup
+			return exitConnector
 		}
 	}
 	if err := w.AddConnectors(ctx, files, paths); err != nil {
 		fmt.Fprintf(stderr, "sluice: %v\n", err)
 		shutdown()
-		return exitStartup
+		return exitConnector
 	}
 	w.MarkReady()
 	if h.ready != nil {
 		if err := h.ready(); err != nil {
 			fmt.Fprintf(stderr, "sluice: %v\n", err)
 			shutdown()
-			return exitStartup
+			return exitConnector
 		}
 	}
 	w.Logger().Info("worker ready", "rest", w.RESTAddrs())
