@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -190,6 +191,22 @@ func runRestartCase(t *testing.T, rc *restartCluster, tc restartCase) {
 		for _, ts := range plan.Tasks {
 			if ts.State == herder.StateRestarting {
 				t.Fatalf("no-op plan restarts a task: %+v", plan)
+			}
+		}
+	}
+	if plan != nil {
+		// As Kafka's buildRestartPlan: an instance to restart shows
+		// RESTARTING with the trace it failed with.
+		if plan.Connector.State == herder.StateRestarting && tc.broken == "connector" && !strings.Contains(plan.Connector.Trace, "on purpose") {
+			t.Fatalf("plan's connector lost its trace: %+v", plan.Connector)
+		}
+		for _, ts := range plan.Tasks {
+			failed := tc.broken == "tasks" || (tc.broken == "task1" && ts.ID == 1)
+			if ts.State == herder.StateRestarting && failed && ts.Trace == "" {
+				t.Fatalf("plan's task %d lost its trace: %+v", ts.ID, plan)
+			}
+			if ts.State == herder.StateRestarting && !failed && ts.Trace != "" {
+				t.Fatalf("plan's running task %d has a trace: %+v", ts.ID, plan)
 			}
 		}
 	}

@@ -745,13 +745,14 @@ func (d *Distributed) RestartConnector(ctx context.Context, name string, include
 		if err != nil {
 			return nil, Errorf(ErrNotFound, "Status for connector %s not found", name)
 		}
+		// Each instance to restart is shown RESTARTING with its last
+		// trace, as Kafka's buildRestartPlan shows it.
 		if !onlyFailed || st.Connector.State == StateFailed {
 			st.Connector.State = StateRestarting
-			st.Connector.Trace = ""
 		}
 		for i := range st.Tasks {
 			if includeTasks && (!onlyFailed || st.Tasks[i].State == StateFailed) {
-				st.Tasks[i].State, st.Tasks[i].Trace = StateRestarting, ""
+				st.Tasks[i].State = StateRestarting
 			}
 		}
 		plan = st

@@ -149,12 +149,21 @@ func (h *Standalone) RestartConnector(ctx context.Context, name string, includeT
 			}
 		}
 		if restartConn {
-			c.state, c.trace = StateRestarting, ""
+			c.state = StateRestarting
 		}
 		for _, i := range restartTasks {
-			c.tasks[i].state, c.tasks[i].trace = StateRestarting, ""
+			c.tasks[i].state = StateRestarting
 		}
+		// The plan shows each instance's last trace, as Kafka's
+		// buildRestartPlan copies it; the status itself has none from
+		// here on (Kafka's RESTARTING status carries none).
 		plan = h.statusLocked(c)
+		if restartConn {
+			c.trace = ""
+		}
+		for _, i := range restartTasks {
+			c.tasks[i].trace = ""
+		}
 		c.mu.Unlock()
 
 		if restartConn && includeTasks && !onlyFailed {
