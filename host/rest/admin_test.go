@@ -38,7 +38,8 @@ func TestLoggers(t *testing.T) {
 	e.do("PUT", "/admin/loggers/sluice", `{"level":"LOUD"}`).expectError(t, 404, "invalid log level 'LOUD'.")
 	e.do("PUT", "/admin/loggers/sluice", `{"levels":"INFO"}`).expectError(t, 400, "Desired 'level' parameter was not specified in request.")
 	e.do("PUT", "/admin/loggers/sluice", `{"level":null}`).expectError(t, 400, "Desired 'level' parameter was not specified in request.")
-	e.do("PUT", "/admin/loggers/sluice", `{"level":3}`).expectError(t, 400, `Value of "level" in the logger level request must be a string or null, not a number`)
+	e.do("PUT", "/admin/loggers/sluice", `{"level":[3]}`).expectError(t, 400, `Value of "level" in the logger level request must be a string or null, not an array`)
+	e.do("PUT", "/admin/loggers/sluice", `{"level":3}`).expectError(t, 404, `invalid log level '3'.`)
 	e.do("PUT", "/admin/loggers/sluice", `[]`).expectError(t, 400, "The logger level request must be a JSON object, not array")
 
 	// Cluster scope with only this worker's registry: applied here, 204.

@@ -14,9 +14,11 @@ import (
 )
 
 // Request bodies are decoded here, strictly: a body that Kafka Connect's
-// Jackson would reject, or would accept only by coercing a value, is a 400
-// naming the problem (Kafka answers those with 500). Config values must be
-// JSON strings: they are stored and echoed exactly as given.
+// Jackson would reject is a 400 naming the problem (Kafka answers those
+// with 500). Config values are JSON strings, stored and echoed exactly as
+// given; a number or a boolean is taken as its text, as Jackson reads one
+// into a Map<String, String> ("tasks.max": 1 is "1"), and as connector
+// files are read.
 
 // readBody reads the whole body, at most the configured limit.
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
@@ -104,6 +106,16 @@ func kindOf(raw json.RawMessage) string {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
+// decodeScalar reads a raw JSON string, or the text of a number or a
+// boolean, as Jackson's StringDeserializer reads them.
+func decodeScalar(raw json.RawMessage) (string, bool) {
+	switch kindOf(raw) {
+	case "a number", "a boolean":
+		return string(bytes.TrimSpace(raw)), true
+	}
+	return decodeString(raw)
+}
+
 // decodeString reads a raw JSON string.
 func decodeString(raw json.RawMessage) (string, bool) {
 	if kindOf(raw) != "a string" {
@@ -116,8 +128,9 @@ func decodeString(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
-// decodeConfigMembers reads an object of string settings; with nullable,
-// null values are kept as nil (PATCH removes them).
+// decodeConfigMembers reads an object of string settings (numbers and
+// booleans as their text); with nullable, null values are kept as nil
+// (PATCH removes them).
 func decodeConfigMembers(raw map[string]json.RawMessage, what string, nullable bool) (map[string]*string, error) {
 	out := make(map[string]*string, len(raw))
 	for _, k := range sortedKeys(raw) {
@@ -126,7 +139,7 @@ func decodeConfigMembers(raw map[string]json.RawMessage, what string, nullable b
 			out[k] = nil
 			continue
 		}
-		s, ok := decodeString(v)
+		s, ok := decodeScalar(v)
 		if !ok {
 			want := "a string"
 			if nullable {
