@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"encoding/base64"
 	"math"
 	"strconv"
 	"time"
@@ -211,7 +210,7 @@ func (c *JSONConverter) toConnectValue(s *data.Schema, n *jnode) (any, error) {
 		if n.kind != jString {
 			return nil, dataErr("BYTES values should be encoded as base64 JSON strings, but found %s", describe(n))
 		}
-		b, err := base64.StdEncoding.DecodeString(n.s)
+		b, err := decodeBase64(n.s)
 		if err != nil {
 			return nil, &DataError{Msg: "Invalid bytes field", Err: err}
 		}
@@ -476,7 +475,7 @@ func readDecimal(s *data.Schema, n *jnode) (any, error) {
 		}
 		return d, nil
 	case jString:
-		b, err := base64.StdEncoding.DecodeString(n.s)
+		b, err := decodeBase64(n.s)
 		if err != nil {
 			return nil, &DataError{Msg: "Invalid bytes for Decimal field", Err: err}
 		}
