@@ -485,7 +485,7 @@ func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, confi
 	if err != nil {
 		return nil, false, err
 	}
-	if err := configErrors(infos); err != nil {
+	if err := ConfigErrors(infos); err != nil {
 		return nil, false, err
 	}
 	local, base, fwd, err := d.leader(ctx)

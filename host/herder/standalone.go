@@ -313,7 +313,7 @@ func (h *Standalone) PutConnectorConfig(ctx context.Context, name string, config
 	if err != nil {
 		return nil, false, err
 	}
-	if err := configErrors(infos); err != nil {
+	if err := ConfigErrors(infos); err != nil {
 		return nil, false, err
 	}
 

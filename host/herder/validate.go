@@ -418,8 +418,10 @@ func usesTopicCreation(cfg map[string]string) bool {
 	return false
 }
 
-// configErrors turns a validation answer with errors into Kafka's 400.
-func configErrors(infos *ConfigInfos) error {
+// ConfigErrors turns a validation answer with errors into Kafka's 400
+// ("Connector configuration is invalid and contains the following N
+// error(s): ..."); nil when it has none.
+func ConfigErrors(infos *ConfigInfos) error {
 	if infos.ErrorCount == 0 {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -101,6 +102,9 @@ func (s *Server) createConnector(c echo.Context) error {
 	if err := checkName(req.name, req.config); err != nil {
 		return err
 	}
+	if len(req.nulls) > 0 {
+		return s.refuseNulls(c, req.config, req.nulls)
+	}
 	info, err := call(s, c, func(ctx context.Context) (*herder.ConnectorInfo, error) {
 		info, _, err := s.h.PutConnectorConfig(ctx, req.name, req.config, false, req.initial)
 		return info, err
@@ -110,6 +114,55 @@ func (s *Server) createConnector(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderLocation, location(c, req.name))
 	return writeInfo(c, http.StatusCreated, info)
+}
+
+// nullValue is Kafka's validation error for a setting given as null.
+const nullValue = "Null value can not be supplied as the configuration value."
+
+// refuseNulls answers a create or PUT whose config has null values as
+// Kafka does: the config is invalid, with the errors validation finds
+// (cfg, without the nulls) and one for each null.
+func (s *Server) refuseNulls(c echo.Context, cfg map[string]string, nulls []string) error {
+	infos, err := call(s, c, func(ctx context.Context) (*herder.ConfigInfos, error) {
+		return s.h.ValidateConfig(ctx, cfg)
+	})
+	if err != nil {
+		return err
+	}
+	if infos == nil {
+		return errors.New("the herder returned no validation result")
+	}
+	return herder.ConfigErrors(withNullErrors(infos, nulls))
+}
+
+// withNullErrors adds to a validation answer the error of each setting
+// given as null, as Kafka's AbstractHerder.addNullValuedErrors does: on
+// its entry, shown with a null value, or on a new entry without a
+// definition, listed first as undefined names are.
+func withNullErrors(infos *herder.ConfigInfos, nulls []string) *herder.ConfigInfos {
+	var undefined []herder.ConfigInfo
+	for _, k := range nulls {
+		i := slices.IndexFunc(infos.Configs, func(ci herder.ConfigInfo) bool {
+			if ci.Definition != nil {
+				return ci.Definition.Name == k
+			}
+			return ci.Value != nil && ci.Value.Name == k
+		})
+		infos.ErrorCount++
+		if i < 0 {
+			undefined = append(undefined, herder.ConfigInfo{Value: &herder.ConfigValueInfo{
+				Name: k, RecommendedValues: []string{}, Errors: []string{nullValue}, Visible: true}})
+			continue
+		}
+		ci := &infos.Configs[i]
+		if ci.Value == nil {
+			ci.Value = &herder.ConfigValueInfo{Name: k, RecommendedValues: []string{}, Visible: true}
+		}
+		ci.Value.Value = nil
+		ci.Value.Errors = append(ci.Value.Errors, nullValue)
+	}
+	infos.Configs = append(undefined, infos.Configs...)
+	return infos
 }
 
 func writeInfo(c echo.Context, status int, info *herder.ConnectorInfo) error {
@@ -170,12 +223,15 @@ func (s *Server) putConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := decodeConfig(body)
+	cfg, nulls, err := decodeConfig(body)
 	if err != nil {
 		return err
 	}
 	if err := checkName(name, cfg); err != nil {
 		return err
+	}
+	if len(nulls) > 0 {
+		return s.refuseNulls(c, cfg, nulls)
 	}
 	type put struct {
 		info    *herder.ConnectorInfo

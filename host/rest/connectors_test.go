@@ -87,7 +87,7 @@ func TestCreateConnector(t *testing.T) {
 		"no config":       {`{"name":"x"}`, `Field "config" of the create request is required`},
 		"config array":    {`{"name":"x","config":[]}`, `Field "config" of the create request must be an object of strings, not an array`},
 		"object value":    {`{"name":"x","config":{"tasks.max":{}}}`, `Value of "tasks.max" in "config" must be a string, not an object`},
-		"null value":      {`{"name":"x","config":{"file":null}}`, `Value of "file" in "config" must be a string, not null`},
+		"null value":      {`{"name":"x","config":{"file":null}}`, `Connector config {name=x} contains no connector type`},
 		"bad state":       {`{"name":"x","config":{},"initial_state":"RESUMED"}`, `Invalid initial_state "RESUMED": must be RUNNING, PAUSED or STOPPED`},
 		"numeric state":   {`{"name":"x","config":{},"initial_state":1}`, `Field "initial_state" of the create request must be a string, not a number`},
 		"object for name": {`{"name":{},"config":{}}`, `Field "name" of the create request must be a string, not an object`},

@@ -36,8 +36,10 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 
 // createRequest is Kafka Connect's CreateConnectorRequest.
 type createRequest struct {
-	name    string
-	config  map[string]string
+	name   string
+	config map[string]string
+	// nulls are the config's keys whose value was null.
+	nulls   []string
 	initial herder.TargetState
 }
 
@@ -129,22 +131,19 @@ func decodeString(raw json.RawMessage) (string, bool) {
 }
 
 // decodeConfigMembers reads an object of string settings (numbers and
-// booleans as their text); with nullable, null values are kept as nil
-// (PATCH removes them).
-func decodeConfigMembers(raw map[string]json.RawMessage, what string, nullable bool) (map[string]*string, error) {
+// booleans as their text); null values are kept as nil (PATCH removes
+// them, validation refuses them). want is what the message says a value
+// must be.
+func decodeConfigMembers(raw map[string]json.RawMessage, what, want string) (map[string]*string, error) {
 	out := make(map[string]*string, len(raw))
 	for _, k := range sortedKeys(raw) {
 		v := raw[k]
-		if nullable && isNull(v) {
+		if isNull(v) {
 			out[k] = nil
 			continue
 		}
 		s, ok := decodeScalar(v)
 		if !ok {
-			want := "a string"
-			if nullable {
-				want = "a string or null"
-			}
 			return nil, badRequest("Value of %q in %s must be %s, not %s", k, what, want, kindOf(v))
 		}
 		out[k] = &s
@@ -152,25 +151,33 @@ func decodeConfigMembers(raw map[string]json.RawMessage, what string, nullable b
 	return out, nil
 }
 
-// decodeConfig reads a flat {"key":"value"} config (PUT config, validate).
-func decodeConfig(body []byte) (map[string]string, error) {
+// decodeConfig reads a flat {"key":"value"} config (PUT config, validate);
+// nulls are the keys whose value was null, in order.
+func decodeConfig(body []byte) (cfg map[string]string, nulls []string, err error) {
 	raw, err := decodeObject(body, "the connector configuration")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return stringConfig(raw, "the connector configuration")
 }
 
-func stringConfig(raw map[string]json.RawMessage, what string) (map[string]string, error) {
-	m, err := decodeConfigMembers(raw, what, false)
+// stringConfig is a config of strings and the keys whose value was null,
+// which Kafka's validation refuses one by one (see withNullErrors).
+func stringConfig(raw map[string]json.RawMessage, what string) (map[string]string, []string, error) {
+	m, err := decodeConfigMembers(raw, what, "a string")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = *v
+	var nulls []string
+	for _, k := range sortedKeys(m) {
+		if m[k] == nil {
+			nulls = append(nulls, k)
+			continue
+		}
+		out[k] = *m[k]
 	}
-	return out, nil
+	return out, nulls, nil
 }
 
 // decodePatch reads a PATCH config body: string values, null removes.
@@ -179,7 +186,7 @@ func decodePatch(body []byte) (map[string]*string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeConfigMembers(raw, "the configuration patch", true)
+	return decodeConfigMembers(raw, "the configuration patch", "a string or null")
 }
 
 // decodeCreate reads POST /connectors: {"name","config","initial_state"}.
@@ -219,7 +226,7 @@ func decodeCreate(body []byte) (*createRequest, error) {
 	if err := json.Unmarshal(cfgRaw, &members); err != nil {
 		return nil, jsonProblem(err, what)
 	}
-	if req.config, err = stringConfig(members, "\"config\""); err != nil {
+	if req.config, req.nulls, err = stringConfig(members, "\"config\""); err != nil {
 		return nil, err
 	}
 
@@ -317,7 +324,7 @@ func decodeLoggerLevel(body []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m, err := decodeConfigMembers(raw, what, true)
+	m, err := decodeConfigMembers(raw, what, "a string or null")
 	if err != nil {
 		return "", err
 	}

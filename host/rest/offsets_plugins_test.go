@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -117,6 +118,43 @@ func TestValidate(t *testing.T) {
 		expectError(t, 400, "Connector config {name=v, topics=t} contains no connector type")
 	e.do("PUT", "/connector-plugins/FileStreamSink/config/validate", `{"connector.class":["x"]}`).
 		expectError(t, 400, `Value of "connector.class" in the connector configuration must be a string, not an array`)
+
+	// A null value is an error on its key, as Kafka's addNullValuedErrors
+	// adds it: on the key's entry (its value shown null), or on an entry of
+	// its own without a definition, first.
+	r = e.do("PUT", "/connector-plugins/FileStreamSource/config/validate", `{"connector.class":"FileStreamSource","name":"v","topic":"t","file":null,"zz.extra":null}`)
+	r.expect(t, 200, "")
+	res.Configs = nil
+	r.decode(t, &res)
+	const nullErr = "Null value can not be supplied as the configuration value."
+	if res.ErrorCount != 2 || len(res.Configs) != 7 || res.Configs[0].Definition != nil || res.Configs[0].Value.Name != "zz.extra" ||
+		res.Configs[0].Value.Value != nil || !slices.Equal(res.Configs[0].Value.Errors, []string{nullErr}) {
+		t.Fatalf("validate with nulls: %s", r.body)
+	}
+	found := false
+	for _, ci := range res.Configs {
+		if ci.Definition != nil && ci.Definition.Name == "file" {
+			found = ci.Value != nil && ci.Value.Value == nil && slices.Equal(ci.Value.Errors, []string{nullErr})
+		}
+	}
+	if !found {
+		t.Fatalf("file's entry lacks the null error: %s", r.body)
+	}
+	// A null connector.class is none.
+	e.do("PUT", "/connector-plugins/FileStreamSink/config/validate", `{"connector.class":null,"topics":"t"}`).
+		expectError(t, 400, "Connector config {topics=t} contains no connector type")
+}
+
+// Creating or replacing a connector with a null value is refused with
+// Kafka's list of the config's errors.
+func TestNullConfigValues(t *testing.T) {
+	e := newEnv(t, Options{})
+	want := "Connector configuration is invalid and contains the following 2 error(s):\n" +
+		"Null value can not be supplied as the configuration value.\nNull value can not be supplied as the configuration value.\n" +
+		"You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`"
+	e.do("POST", "/connectors", `{"name":"n","config":{"connector.class":"FileStreamSource","topic":"t","file":null,"extra":null}}`).expectError(t, 400, want)
+	e.do("PUT", "/connectors/n/config", `{"connector.class":"FileStreamSource","topic":"t","file":null,"extra":null}`).expectError(t, 400, want)
+	e.do("GET", "/connectors", "").expect(t, 200, `[]`)
 }
 
 func TestHealth(t *testing.T) {

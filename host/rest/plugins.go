@@ -79,7 +79,7 @@ func (s *Server) validateConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := decodeConfig(body)
+	cfg, nulls, err := decodeConfig(body)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (s *Server) validateConfig(c echo.Context) error {
 	if infos == nil {
 		return fmt.Errorf("the herder returned no validation result")
 	}
-	return writeJSON(c, http.StatusOK, infos)
+	return writeJSON(c, http.StatusOK, withNullErrors(infos, nulls))
 }
 
 // simplePluginName drops a trailing "Connector", as Kafka compares the
