@@ -142,7 +142,7 @@ func commonDef() *config.Def {
 	d.Define(config.Key{Name: KeyErrorsRetryDelayMax, Type: config.Long, Default: int64(60000),
 		Importance: config.Medium, Group: GroupErrors, OrderInGroup: enext(), Width: config.WidthMedium, DisplayName: "Maximum Delay Between Retries for Errors",
 		Doc: "Upper bound in milliseconds on the wait between two retries of a failed operation."})
-	d.Define(config.Key{Name: KeyErrorsTolerance, Type: config.String, Default: "none", Validator: config.CaseInsensitiveValidString("none", "all"),
+	d.Define(config.Key{Name: KeyErrorsTolerance, Type: config.String, Default: "none", Validator: config.ValidString("none", "all"),
 		Importance: config.Medium, Group: GroupErrors, OrderInGroup: enext(), Width: config.WidthShort, DisplayName: "Error Tolerance",
 		Doc: "none: the first error fails the task. all: records that fail are skipped and the task goes on."})
 	d.Define(config.Key{Name: KeyErrorsLogEnable, Type: config.Boolean, Default: false,

@@ -259,12 +259,12 @@ func TestValidateSinkRules(t *testing.T) {
 	if !slices.Equal(infos.Groups, []string{"Common", "Transforms", "Predicates", "Error Handling", "Output"}) {
 		t.Fatalf("sink groups %v", infos.Groups)
 	}
-	infos, _ = f.h.ValidateConfig(ctx, map[string]string{"connector.class": sinkClass, "name": "k", "topics": "a, dlq", "topics.regex": "d.*",
+	infos, _ = f.h.ValidateConfig(ctx, map[string]string{"connector.class": sinkClass, "name": "k", "topics": "a, dlq,,a", "topics.regex": "d.*",
 		"errors.deadletterqueue.topic.name": "dlq", "value.converter": "Nope", "producer.override.acks": "1"})
-	if got := errsOf(infos, "topics"); len(got) != 2 || !strings.Contains(got[1], "The DLQ topic 'dlq' may not be included in the list of topics ('topics=[a, dlq]')") {
+	if got := errsOf(infos, "topics"); len(got) != 2 || got[1] != "The DLQ topic 'dlq' may not be included in the list of topics ('topics=[a, dlq]') consumed by the connector" {
 		t.Fatalf("topics errors %q", got)
 	}
-	if got := errsOf(infos, "topics.regex"); len(got) != 2 || !strings.Contains(got[1], "('topics.regex=d.*')") {
+	if got := errsOf(infos, "topics.regex"); len(got) != 2 || got[1] != "The DLQ topic 'dlq' may not be matched by the regex for the topics ('topics.regex=d.*') consumed by the connector" {
 		t.Fatalf("regex errors %q", got)
 	}
 	if got := errsOf(infos, "value.converter"); len(got) != 1 || !strings.Contains(got[0], "Class Nope could not be found.") {
@@ -272,6 +272,10 @@ func TestValidateSinkRules(t *testing.T) {
 	}
 	if infos.ErrorCount != 5 {
 		t.Fatalf("error_count %d, want 5", infos.ErrorCount)
+	}	// errors.tolerance is case-sensitive, as Kafka's ValidString.
+	infos, _ = f.h.ValidateConfig(ctx, map[string]string{"connector.class": sinkClass, "name": "k", "topics": "a", "errors.tolerance": "ALL"})
+	if got := errsOf(infos, "errors.tolerance"); infos.ErrorCount != 1 || !slices.Equal(got, []string{"Invalid value ALL for configuration errors.tolerance: String must be one of: none, all"}) {
+		t.Fatalf("errors.tolerance=ALL: %d errors, %q", infos.ErrorCount, got)
 	}
 }
 

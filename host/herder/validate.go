@@ -329,14 +329,20 @@ func validateSinkTopics(cfg map[string]string, byName map[string]*config.ConfigV
 		return
 	}
 	if hasTopics {
-		list := splitList(topics)
+		// As Kafka's parseTopicsList: empty and repeated names dropped.
+		var list []string
+		for _, t := range splitList(topics) {
+			if !slices.Contains(list, t) {
+				list = append(list, t)
+			}
+		}
 		if slices.Contains(list, dlq) {
 			add(KeyTopics, fmt.Sprintf("The DLQ topic '%s' may not be included in the list of topics ('%s=[%s]') consumed by the connector", dlq, KeyTopics, strings.Join(list, ", ")))
 		}
 	}
 	if hasRegex {
 		if re, err := regexp.Compile("^(?:" + regex + ")$"); err == nil && re.MatchString(dlq) {
-			add(KeyTopicsRegex, fmt.Sprintf("The DLQ topic '%s' may not be included in the regex matching the topics ('%s=%s') consumed by the connector", dlq, KeyTopicsRegex, regex))
+			add(KeyTopicsRegex, fmt.Sprintf("The DLQ topic '%s' may not be matched by the regex for the topics ('%s=%s') consumed by the connector", dlq, KeyTopicsRegex, regex))
 		}
 	}
 }
