@@ -48,6 +48,10 @@ type DistributedOptions struct {
 	// ForwardTimeout bounds a request forwarded to another worker when the
 	// caller's context has no earlier deadline.
 	ForwardTimeout time.Duration
+	// SetLoggerLevel applies a cluster-wide log level (KIP-976) on this
+	// worker when its logger-cluster-{namespace} record is read; nil:
+	// such records are read and ignored.
+	SetLoggerLevel func(namespace, level string) error
 }
 
 // Distributed is the distributed herder (Kafka Connect's DistributedHerder):

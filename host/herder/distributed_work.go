@@ -537,7 +537,28 @@ func (l configListener) SessionKeyUpdated(k storage.SessionKey) {
 	d.reconcileNow()
 }
 
-func (configListener) LoggerLevelChanged(namespace, level string) {}
+// LoggerLevelChanged applies a cluster-wide log level written after this
+// worker started (the store passes on no earlier one, so a restarted worker
+// keeps its configured levels, as in Kafka), whichever worker wrote it.
+func (l configListener) LoggerLevelChanged(namespace, level string) {
+	d := l.d
+	if d.opts.SetLoggerLevel == nil {
+		return
+	}
+	if err := d.opts.SetLoggerLevel(namespace, level); err != nil {
+		d.log.Warn("cluster log level not applied", "namespace", namespace, "level", level, "error", err)
+		return
+	}
+	d.log.Info("cluster log level applied", "namespace", namespace, "level", level)
+}
+
+// SetClusterLoggerLevel implements rest.ClusterLoggers (PUT
+// /admin/loggers/{name}?scope=cluster): the level is written to the config
+// topic from this worker, leader or not, as Kafka's are; every worker,
+// this one too, applies it once it reads the record.
+func (d *Distributed) SetClusterLoggerLevel(ctx context.Context, namespace, level string) error {
+	return d.config.PutLoggerLevel(ctx, namespace, level)
+}
 
 // reconcileNow asks the reconcile loop for a pass.
 func (d *Distributed) reconcileNow() {

@@ -172,6 +172,10 @@ func (w *Distributed) Start(ctx context.Context) error {
 		StatusLog:     w.logConfig(topics.Status.Name, "statuses"),
 		SyncTimeout:   w.cfg.Millis(config.WorkerSyncTimeoutMs),
 		UnsyncBackoff: w.cfg.Millis(config.WorkerUnsyncBackoffMs),
+		SetLoggerLevel: func(namespace, level string) error {
+			_, err := w.loggers.SetLevel(namespace, level)
+			return err
+		},
 	})
 	if err != nil {
 		return err
