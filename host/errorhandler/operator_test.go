@@ -341,6 +341,15 @@ func TestParseSettings(t *testing.T) {
 	if s, err := ParseSettings(map[string]string{KeyRetryDelayMax: "9223372036854775807"}); err != nil || s.RetryDelayMax <= 0 {
 		t.Errorf("%s=max int64: %+v, %v; want the longest wait", KeyRetryDelayMax, s, err)
 	}
+	// Nor errors.retry.delay.max.ms: a negative one is no wait.
+	for _, v := range []string{"-5", "-9223372036854775808"} {
+		if s, err := ParseSettings(map[string]string{KeyRetryDelayMax: v}); err != nil || s.RetryDelayMax != 0 {
+			t.Errorf("%s=%s: %+v, %v; want no wait", KeyRetryDelayMax, v, s, err)
+		}
+	}
+	if _, err := ParseSettings(map[string]string{KeyRetryDelayMax: "-soon"}); err == nil || !strings.Contains(err.Error(), KeyRetryDelayMax) {
+		t.Errorf("%s=-soon: %v", KeyRetryDelayMax, err)
+	}
 	_, err = ParseSettings(map[string]string{KeyRetryTimeout: "soon", KeyTolerance: "some", KeyLogEnable: "yes", KeyDLQReplicationFactor: "0"})
 	for _, k := range []string{KeyRetryTimeout, KeyTolerance, KeyLogEnable, KeyDLQReplicationFactor} {
 		if err == nil || !strings.Contains(err.Error(), k) {

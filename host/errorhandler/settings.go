@@ -110,7 +110,16 @@ func ParseSettings(cfg map[string]string) (Settings, error) {
 			s.RetryTimeout = NoRetryTimeout
 		}
 	}
-	if d, ok := millis(KeyRetryDelayMax, 0, "an integer of at least 0"); ok {
+	// errors.retry.delay.max.ms has no validator in Kafka Connect either:
+	// a negative one, which validation lets through, is no delay (rather
+	// than a task that fails to start).
+	if v, ok := get(KeyRetryDelayMax); ok && strings.HasPrefix(v, "-") {
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			errs = append(errs, fmt.Errorf("%s: invalid value %q: want an integer", KeyRetryDelayMax, v))
+		} else {
+			s.RetryDelayMax = 0
+		}
+	} else if d, ok := millis(KeyRetryDelayMax, 0, "an integer"); ok {
 		s.RetryDelayMax = d
 	}
 	if v, ok := get(KeyTolerance); ok {
