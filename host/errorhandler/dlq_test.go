@@ -134,7 +134,8 @@ func TestDLQSinkRecordHeadersExact(t *testing.T) {
 		"__connect.errors.class.name=org.apache.kafka.connect.json.JsonConverter\n" +
 		"__connect.errors.exception.class.name=org.apache.kafka.connect.errors.DataException\n" +
 		"__connect.errors.exception.message=Converting byte[] to Kafka Connect data failed due to serialization error\n" +
-		"__connect.errors.exception.stacktrace=org.apache.kafka.connect.errors.DataException: VALUE_CONVERTER: record in-3@41: Converting byte[] to Kafka Connect data failed due to serialization error\n"
+		"__connect.errors.exception.stacktrace=org.apache.kafka.connect.errors.DataException: Converting byte[] to Kafka Connect data failed due to serialization error\n" +
+		"Caused by: VALUE_CONVERTER: record in-3@41: Converting byte[] to Kafka Connect data failed due to serialization error\n"
 	if h := headerList(got); h != want {
 		t.Fatalf("headers\n%s\nwant\n%s", h, want)
 	}
@@ -247,7 +248,8 @@ func TestDLQSourceRecord(t *testing.T) {
 		"__connect.errors.class.name=org.apache.kafka.connect.transforms.HoistField$Value\n" +
 		"__connect.errors.exception.class.name=org.apache.kafka.connect.errors.ConnectException\n" +
 		"__connect.errors.exception.message=no\n" +
-		"__connect.errors.exception.stacktrace=org.apache.kafka.connect.errors.ConnectException: transformation h (org.apache.kafka.connect.transforms.HoistField$Value): no\n" +
+		"__connect.errors.exception.stacktrace=org.apache.kafka.connect.errors.ConnectException: no\n" +
+		"Caused by: transformation h (org.apache.kafka.connect.transforms.HoistField$Value): no\n" +
 		"__connect.errors.source.partition={\"filename\":\"/in.txt\"}\n" +
 		"__connect.errors.source.offset={\"position\":120}\n"
 	if h := headerList(got); h != want {

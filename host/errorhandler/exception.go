@@ -110,9 +110,13 @@ func describe(err error, pluginTrace, class string) exception {
 	}
 	e.trace = pluginTrace
 	if e.trace == "" {
-		// No stack to show: Java's first line of one, with the whole
-		// chain as the message.
-		e.trace = e.class + ": " + err.Error()
+		// No stack to show: Java's first line of one (the class and the
+		// message, as printStackTrace starts), then the whole chain,
+		// where Java would show the cause.
+		e.trace = e.class + ": " + e.message
+		if full := err.Error(); full != e.message {
+			e.trace += "\nCaused by: " + full
+		}
 	}
 	return e
 }

@@ -298,7 +298,11 @@ func TestExecutingClassAndException(t *testing.T) {
 			t.Errorf("%s: class %s, want %s", c.stage, got, c.class)
 		}
 		ex := describe(c.err, "", "")
-		if ex.class != c.exClass || ex.message != c.exMsg || ex.trace != c.exClass+": "+c.err.Error() {
+		trace := c.exClass + ": " + c.exMsg
+		if c.err.Error() != c.exMsg {
+			trace += "\nCaused by: " + c.err.Error()
+		}
+		if ex.class != c.exClass || ex.message != c.exMsg || ex.trace != trace {
 			t.Errorf("%s: exception %+v, want class %s message %q", c.stage, ex, c.exClass, c.exMsg)
 		}
 	}
