@@ -272,7 +272,8 @@ func TestValidateSinkRules(t *testing.T) {
 	}
 	if infos.ErrorCount != 5 {
 		t.Fatalf("error_count %d, want 5", infos.ErrorCount)
-	}	// errors.tolerance is case-sensitive, as Kafka's ValidString.
+	}
+	// errors.tolerance is case-sensitive, as Kafka's ValidString.
 	infos, _ = f.h.ValidateConfig(ctx, map[string]string{"connector.class": sinkClass, "name": "k", "topics": "a", "errors.tolerance": "ALL"})
 	if got := errsOf(infos, "errors.tolerance"); infos.ErrorCount != 1 || !slices.Equal(got, []string{"Invalid value ALL for configuration errors.tolerance: String must be one of: none, all"}) {
 		t.Fatalf("errors.tolerance=ALL: %d errors, %q", infos.ErrorCount, got)
