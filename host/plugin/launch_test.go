@@ -362,6 +362,14 @@ func TestLaunchFailures(t *testing.T) {
 	if d := time.Since(start); d > 900*time.Millisecond {
 		t.Errorf("launch returned %s after start, want about 200ms", d)
 	}
+	// A line before the handshake (a debugger's banner, a log line at
+	// load) is quoted, and the message says where the handshake must be.
+	chatty := writeScript(t, t.TempDir(), "chatty", "#!/bin/sh\necho 'Debugger listening on ws://127.0.0.1:9229/x'\nexec sleep 60\n")
+	_, err = m.Launch(ctx, Spec{Path: chatty, Task: -1})
+	if err == nil || !strings.Contains(err.Error(), "Debugger listening on ws://127.0.0.1:9229/x") ||
+		!strings.Contains(err.Error(), "must be the first line the plugin writes to stdout") {
+		t.Errorf("a line before the handshake: %v", err)
+	}
 	m.mu.Lock()
 	n := len(m.instances)
 	m.mu.Unlock()

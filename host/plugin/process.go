@@ -206,7 +206,9 @@ func (p *process) getPid() int {
 }
 
 func (p *process) Diagnose(context.Context) string {
-	return "the file is not a Sluice plugin, was built for another platform, or failed before the go-plugin handshake; see its output above"
+	return "the file is not a Sluice plugin, was built for another platform, or wrote something else before the go-plugin handshake: " +
+		"the handshake line (1|1|tcp|127.0.0.1:PORT|grpc) must be the first line the plugin writes to stdout, so a log line or banner printed before it " +
+		"(a console.log at load, a debugger's) fails the launch; log to stderr"
 }
 
 func (p *process) PluginToHost(network, addr string) (string, string, error) {
