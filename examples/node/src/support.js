@@ -147,8 +147,16 @@ function toJS(value, schema) {
   switch (value.kind) {
     case 'array_value':
       return v.values.map((e) => toJS(e, schema && schema.value_schema));
-    case 'map_value':
-      return v.entries.map((e) => [toJS(e.key, schema && schema.key_schema), toJS(e.value, schema && schema.value_schema)]);
+    case 'map_value': {
+      const entries = v.entries.map((e) => [toJS(e.key, schema && schema.key_schema), toJS(e.value, schema && schema.value_schema)]);
+      // A map with string keys (schemaless JSON reads as one) is an object,
+      // its keys sorted: the worker sends a map's entries in no set order.
+      // Other keys stay [key, value] pairs.
+      if (entries.every(([k]) => typeof k === 'string')) {
+        return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      }
+      return entries;
+    }
     case 'struct_value': {
       const out = {};
       v.values.forEach((e, i) => {
