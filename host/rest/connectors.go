@@ -123,16 +123,26 @@ const nullValue = "Null value can not be supplied as the configuration value."
 // Kafka does: the config is invalid, with the errors validation finds
 // (cfg, without the nulls) and one for each null.
 func (s *Server) refuseNulls(c echo.Context, cfg map[string]string, nulls []string) error {
+	infos, err := s.validate(c, cfg, nulls)
+	if err != nil {
+		return err
+	}
+	return herder.ConfigErrors(infos)
+}
+
+// validate is the herder's validation of cfg, with the error of each key
+// in nulls (given as null) added.
+func (s *Server) validate(c echo.Context, cfg map[string]string, nulls []string) (*herder.ConfigInfos, error) {
 	infos, err := call(s, c, func(ctx context.Context) (*herder.ConfigInfos, error) {
 		return s.h.ValidateConfig(ctx, cfg)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if infos == nil {
-		return errors.New("the herder returned no validation result")
+		return nil, errors.New("the herder returned no validation result")
 	}
-	return herder.ConfigErrors(withNullErrors(infos, nulls))
+	return withNullErrors(infos, nulls), nil
 }
 
 // withNullErrors adds to a validation answer the error of each setting

@@ -3,7 +3,6 @@ package rest
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -90,16 +89,11 @@ func (s *Server) validateConfig(c echo.Context) error {
 	if !strings.HasSuffix(simplePluginName(class), simplePluginName(plugin)) {
 		return badRequest("Included connector type %s does not match request type %s", class, plugin)
 	}
-	infos, err := call(s, c, func(ctx context.Context) (*herder.ConfigInfos, error) {
-		return s.h.ValidateConfig(ctx, cfg)
-	})
+	infos, err := s.validate(c, cfg, nulls)
 	if err != nil {
 		return err
 	}
-	if infos == nil {
-		return fmt.Errorf("the herder returned no validation result")
-	}
-	return writeJSON(c, http.StatusOK, withNullErrors(infos, nulls))
+	return writeJSON(c, http.StatusOK, infos)
 }
 
 // simplePluginName drops a trailing "Connector", as Kafka compares the
