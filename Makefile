@@ -3,6 +3,8 @@
 # machine with Go, Java 17+ and Maven runs them as they are.
 
 GO        ?= go
+# COMMIT is the revision GET / reports (empty outside a git checkout).
+COMMIT    ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; })
 BIN       := $(CURDIR)/bin
 TOOLS     := $(CURDIR)/.tools/bin
 export PATH := $(TOOLS):$(PATH)
@@ -14,7 +16,7 @@ all: build
 ## build: the worker at bin/sluice and every bundled plugin under bin/plugins/
 build:
 	@mkdir -p $(BIN)/plugins
-	$(GO) build -o $(BIN)/sluice ./host/cmd/sluice
+	$(GO) build -ldflags "-X main.Commit=$(COMMIT)" -o $(BIN)/sluice ./host/cmd/sluice
 	@for m in $(wildcard plugins/*/main.go); do d=$$(dirname $$m); n=$$(basename $$d); \
 	  echo "$(GO) build -o $(BIN)/plugins/sluice-$$n ./$$d"; \
 	  $(GO) build -o $(BIN)/plugins/sluice-$$n ./$$d || exit 1; done

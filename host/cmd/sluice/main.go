@@ -103,8 +103,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// commit is the VCS revision the binary was built from, when Go recorded it.
+// Commit is the revision the binary was built from, as `make build` sets it
+// (-ldflags "-X main.Commit=..."): Go records it only where VCS stamping is
+// on, and machines that turn it off (GOFLAGS=-buildvcs=false) are common.
+var Commit = ""
+
+// commit is the VCS revision the binary was built from: Commit, or what Go
+// recorded; "" when neither knows it.
 func commit() string {
+	if Commit != "" {
+		return Commit
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return ""

@@ -437,3 +437,15 @@ func TestSelfCommand(t *testing.T) {
 		}
 	}
 }
+
+// The revision `make build` links in wins over Go's build info (off where
+// GOFLAGS has -buildvcs=false), and shows in the version line.
+func TestCommitFromLinker(t *testing.T) {
+	old := Commit
+	t.Cleanup(func() { Commit = old })
+	Commit = "0123abc"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "(0123abc)") || commit() != "0123abc" {
+		t.Fatalf("version: %d %q, commit %q", code, out.String(), commit())
+	}
+}
