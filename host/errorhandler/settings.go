@@ -67,21 +67,21 @@ func ParseSettings(cfg map[string]string) (Settings, error) {
 		v = strings.TrimSpace(v)
 		return v, ok && v != ""
 	}
-	// millis reads a number of milliseconds of at least min; one too
+	// millis reads a number of milliseconds; a negative one (Kafka Connect
+	// defines both settings without a validator) is negative, and one too
 	// large for a Duration (over 292 years) is the longest Duration.
-	millis := func(key string, min int64, want string) (time.Duration, bool) {
+	millis := func(key string, negative time.Duration) (time.Duration, bool) {
 		v, ok := get(key)
 		if !ok {
 			return 0, false
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < min {
-			errs = append(errs, fmt.Errorf("%s: invalid value %q: want %s", key, v, want))
-			return 0, false
-		}
 		switch {
-		case n < 0: // only errors.retry.timeout allows it
-			return NoRetryTimeout, true
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: invalid value %q: want an integer", key, v))
+			return 0, false
+		case n < 0:
+			return negative, true
 		case n > math.MaxInt64/int64(time.Millisecond):
 			return math.MaxInt64, true
 		}
@@ -104,22 +104,15 @@ func ParseSettings(cfg map[string]string) (Settings, error) {
 	// Any negative errors.retry.timeout is forever, as in Kafka Connect,
 	// which defines it without a validator; so is one too large for a
 	// Duration.
-	if d, ok := millis(KeyRetryTimeout, math.MinInt64, "an integer"); ok {
+	if d, ok := millis(KeyRetryTimeout, NoRetryTimeout); ok {
 		s.RetryTimeout = d
 		if d == math.MaxInt64 {
 			s.RetryTimeout = NoRetryTimeout
 		}
 	}
-	// errors.retry.delay.max.ms has no validator in Kafka Connect either:
-	// a negative one, which validation lets through, is no delay (rather
-	// than a task that fails to start).
-	if v, ok := get(KeyRetryDelayMax); ok && strings.HasPrefix(v, "-") {
-		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
-			errs = append(errs, fmt.Errorf("%s: invalid value %q: want an integer", KeyRetryDelayMax, v))
-		} else {
-			s.RetryDelayMax = 0
-		}
-	} else if d, ok := millis(KeyRetryDelayMax, 0, "an integer"); ok {
+	// A negative errors.retry.delay.max.ms, which validation lets through,
+	// is no wait (rather than a task that fails to start).
+	if d, ok := millis(KeyRetryDelayMax, 0); ok {
 		s.RetryDelayMax = d
 	}
 	if v, ok := get(KeyTolerance); ok {
