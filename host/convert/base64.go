@@ -25,38 +25,25 @@ func decodeBase64(s string) ([]byte, error) {
 	}
 	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 	out := make([]byte, 0, len(s)*3/4)
-	i := 0
-	next := func(pos int) (int, bool, error) {
-		if i >= len(s) {
-			return 0, false, errBase64EOF
-		}
-		c := s[i]
-		i++
-		if c == '=' && pos >= 2 {
-			return 0, true, nil
-		}
-		v := base64Value(c)
-		if v < 0 {
-			return 0, false, illegalBase64(c, pos)
-		}
-		return v, false, nil
-	}
-	for {
+	for i := 0; ; {
 		for i < len(s) && s[i] <= ' ' {
 			i++
 		}
 		if i >= len(s) {
 			return out, nil
 		}
+		// A group of four: n characters of data, then padding (as the
+		// third and fourth, or the fourth).
 		var q [4]int
-		for pos := range 4 {
-			v, pad, err := next(pos)
-			if err != nil {
-				return nil, err
+		n := 0
+		for pos := 0; pos < 4; pos++ {
+			if i >= len(s) {
+				return nil, errBase64EOF
 			}
-			if pad {
+			c := s[i]
+			i++
+			if c == '=' && pos >= 2 {
 				if pos == 2 {
-					// One byte; the fourth character must be padding too.
 					if i >= len(s) {
 						return nil, errBase64EOF
 					}
@@ -64,18 +51,18 @@ func decodeBase64(s string) ([]byte, error) {
 						return nil, fmt.Errorf("%w: expected padding character '='", illegalBase64(c, 3))
 					}
 					i++
-					out = append(out, byte(q[0]<<2|q[1]>>4))
-				} else {
-					out = append(out, byte(q[0]<<2|q[1]>>4), byte(q[1]<<4|q[2]>>2))
 				}
-				q[0] = -1
 				break
 			}
+			v := base64Value(c)
+			if v < 0 {
+				return nil, illegalBase64(c, pos)
+			}
 			q[pos] = v
+			n++
 		}
-		if q[0] >= 0 {
-			out = append(out, byte(q[0]<<2|q[1]>>4), byte(q[1]<<4|q[2]>>2), byte(q[2]<<6|q[3]))
-		}
+		b := [3]byte{byte(q[0]<<2 | q[1]>>4), byte(q[1]<<4 | q[2]>>2), byte(q[2]<<6 | q[3])}
+		out = append(out, b[:n-1]...)
 	}
 }
 
