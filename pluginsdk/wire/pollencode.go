@@ -47,6 +47,9 @@ type SourceBatch struct {
 	offKey     string
 	offOpen    []byte
 	haveOffKey bool
+	// sizes are the records' encoded sizes, so that each is written
+	// into its own place front to back (as SinkBatch.sizes).
+	sizes []int32
 	// size is the encoded size of the schema table and the records.
 	size int
 }
@@ -80,6 +83,7 @@ func (b *SourceBatch) Grow(n int) {
 	}
 	b.recs = slices.Grow(b.recs, n)
 	b.spans = slices.Grow(b.spans, 2*n)
+	b.sizes = slices.Grow(b.sizes, n)
 	// As EncodeSourceRecords: room for a small source offset per record.
 	b.js.b = slices.Grow(b.js.b, 32*n)
 }
@@ -96,6 +100,7 @@ func (b *SourceBatch) Rewind(m SourceBatchMark) {
 	clear(b.recs[m.recs:])
 	b.recs = b.recs[:m.recs]
 	b.spans = b.spans[:2*m.recs]
+	b.sizes = b.sizes[:m.recs]
 	b.js.b = b.js.b[:m.js]
 	b.size = m.size
 	b.lastPart, b.lastSpan = m.lastPart, m.lastSpan
@@ -162,6 +167,10 @@ func (b *SourceBatch) add(r *data.SourceRecord) (n int, err error) {
 		return 0, err
 	}
 	n = -w.p
+	if n > math.MaxInt32 {
+		return 0, fmt.Errorf("%d bytes encoded, more than a Poll answer may carry", n)
+	}
+	b.sizes = append(b.sizes, int32(n))
 	for _, s := range b.schemas.table[table:] {
 		n += sizeLen(proto.Size(s))
 	}
@@ -217,27 +226,36 @@ func (b *SourceBatch) encodedSize(firstSeq uint64) int {
 // "use Proto and protobuf" (invalid UTF-8, or records that changed since
 // they were added).
 func (b *SourceBatch) writeTo(dst []byte, firstSeq uint64) bool {
+	// The table, then each record in its place, front to back (within its
+	// place a record is written back to front), then first_seq.
 	table := len(b.schemas.table)
-	w := pollWriter{b: dst, p: len(dst), schemas: &b.schemas}
-	w.plainVarint(3, firstSeq)
-	for i := len(b.recs) - 1; i >= 0; i-- {
-		if w.sourceRecord(b.recs[i], b.json(b.spans[2*i]), b.json(b.spans[2*i+1])) != nil {
+	p := 0
+	for _, s := range b.schemas.table {
+		p += sizeLen(proto.Size(s))
+	}
+	if p > len(dst) {
+		return false
+	}
+	if bw := (backWriter{b: dst, p: p}); !bw.schemas(b.schemas.table) || bw.p != 0 {
+		return false
+	}
+	for i, r := range b.recs {
+		end := p + int(b.sizes[i])
+		if end > len(dst) {
 			return false
 		}
+		w := pollWriter{b: dst[:end], p: end, schemas: &b.schemas}
+		if w.sourceRecord(r, b.json(b.spans[2*i]), b.json(b.spans[2*i+1])) != nil || w.bad || w.p != p {
+			return false
+		}
+		p = end
 	}
-	if w.bad || len(b.schemas.table) != table {
+	if len(b.schemas.table) != table {
 		return false
 	}
-	// What is left must take the schema table exactly.
-	n := 0
-	for _, s := range b.schemas.table {
-		n += sizeLen(proto.Size(s))
-	}
-	if w.p != n {
-		return false
-	}
-	bw := backWriter{b: dst, p: w.p}
-	return bw.schemas(b.schemas.table) && bw.p == 0
+	w := pollWriter{b: dst, p: len(dst)}
+	w.plainVarint(3, firstSeq)
+	return w.p == p
 }
 
 // Proto converts the batch into the generated message (EncodeSourceRecords),

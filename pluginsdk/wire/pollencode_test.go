@@ -589,6 +589,39 @@ func BenchmarkSharedPollPluginSide(b *testing.B) {
 	})
 }
 
+// BenchmarkSharedPollPluginSideCold times only the write of a Poll answer
+// (1,000 datagen records of 1 KiB), into a part of the region the cache
+// does not hold, as in the pipeline, where the worker has read the last
+// answer from the other core. Answers were written last record first
+// until 2026-12-02: 243–256 ns a record here, against 102–109 front to
+// back.
+func BenchmarkSharedPollPluginSideCold(b *testing.B) {
+	recs := datagenBatch()
+	r := NewSharedRegion(make([]byte, 64<<20), nil)
+	evict := make([]byte, 64<<20)
+	var sb SourceBatch
+	off := 0
+	for range b.N {
+		b.StopTimer()
+		for i := 0; i < len(evict); i += 64 {
+			evict[i]++
+		}
+		sb.Reset()
+		sb.Grow(len(recs))
+		for _, rec := range recs {
+			if ok, err := sb.Add(rec, 8<<20); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+		off = (off + 2<<20) % (60 << 20)
+		b.StartTimer()
+		if !sb.writeTo(r.mem[off:off+sb.encodedSize(1)], 1) {
+			b.Fatal("not written")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/rec")
+}
+
 func BenchmarkSharedPollPluginSideTwoStep(b *testing.B) {
 	benchPoll(b, datagenBatch(), placeTwoStep)
 }
