@@ -229,14 +229,8 @@ func (b *SourceBatch) writeTo(dst []byte, firstSeq uint64) bool {
 	// The table, then each record in its place, front to back (within its
 	// place a record is written back to front), then first_seq.
 	table := len(b.schemas.table)
-	p := 0
-	for _, s := range b.schemas.table {
-		p += sizeLen(proto.Size(s))
-	}
-	if p > len(dst) {
-		return false
-	}
-	if bw := (backWriter{b: dst, p: p}); !bw.schemas(b.schemas.table) || bw.p != 0 {
+	p, ok := writeTable(dst, b.schemas.table)
+	if !ok {
 		return false
 	}
 	for i, r := range b.recs {

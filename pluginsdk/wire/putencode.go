@@ -117,20 +117,12 @@ func (b *SinkBatch) Add(r *data.SinkRecord) error {
 // the writers do.
 func (b *SinkBatch) writeTo(dst []byte) bool {
 	table := len(b.schemas.table)
-	entries := b.schemas.table
-	p := 0
-	for _, s := range entries {
-		p += sizeLen(proto.Size(s))
-	}
-	if p > len(dst) {
-		return false
-	}
-	if bw := (backWriter{b: dst, p: p}); !bw.schemas(entries) || bw.p != 0 {
+	p, ok := writeTable(dst, b.schemas.table)
+	if !ok {
 		return false
 	}
 	var valid string // a topic found to be valid UTF-8
-	for i := range b.recs {
-		r := b.recs[i]
+	for i, r := range b.recs {
 		end := p + int(b.sizes[i])
 		if end > len(dst) {
 			return false
@@ -150,6 +142,20 @@ func (b *SinkBatch) writeTo(dst []byte) bool {
 		p = end
 	}
 	return p == len(dst)
+}
+
+// writeTable writes a batch's schema table at the start of dst and returns
+// where the records start.
+func writeTable(dst []byte, table []*pluginv1.Schema) (int, bool) {
+	p := 0
+	for _, s := range table {
+		p += sizeLen(proto.Size(s))
+	}
+	if p > len(dst) {
+		return 0, false
+	}
+	bw := backWriter{b: dst, p: p}
+	return p, bw.schemas(table) && bw.p == 0
 }
 
 // Proto converts the batch into the generated message (EncodeSinkRecords),
