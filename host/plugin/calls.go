@@ -81,6 +81,31 @@ func missedDeadline(ctx, callCtx context.Context, code codes.Code) bool {
 	return time.Until(dl) <= deadlineSlop
 }
 
+// deadlineWait bounds how long awaitDeadline waits past the deadline for
+// the caller's context to end.
+const deadlineWait = time.Second
+
+// awaitDeadline returns once callCtx has ended, or deadlineWait after its
+// deadline. The plugin's reset can come a little before the deadline; a
+// caller that answers on its own timer (the REST layer reads the herder's
+// stage when its request times out) must see that timer fire while the call
+// is still in progress, not a timeout error that beat it.
+func awaitDeadline(callCtx context.Context) {
+	if callCtx.Err() != nil {
+		return
+	}
+	dl, ok := callCtx.Deadline()
+	if !ok {
+		return
+	}
+	t := time.NewTimer(time.Until(dl) + deadlineWait)
+	defer t.Stop()
+	select {
+	case <-callCtx.Done():
+	case <-t.C:
+	}
+}
+
 func (in *Instance) classify(ctx, callCtx context.Context, err error, trailer metadata.MD, budget time.Duration) *wire.Error {
 	// The process died under the call (or just before it).
 	if in.p.hasExited() {
@@ -92,6 +117,7 @@ func (in *Instance) classify(ctx, callCtx context.Context, err error, trailer me
 		// A plugin that misses its deadline is hung, and dead to us:
 		// nothing it does afterwards can be trusted to fit the call order.
 		in.killNow(fmt.Sprintf("killed: no answer within %s", budget.Round(time.Millisecond)))
+		awaitDeadline(callCtx)
 		return &wire.Error{
 			Kind:    wire.KindTimeout,
 			Message: fmt.Sprintf("plugin did not answer within %s; process killed", budget.Round(time.Millisecond)),

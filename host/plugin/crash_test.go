@@ -237,6 +237,48 @@ func TestHangIsKilledAtDeadline(t *testing.T) {
 	}
 }
 
+// lateCtx has a deadline but ends only when told to, as the REST layer's
+// request context does: its own timer ends it.
+type lateCtx struct {
+	context.Context
+	deadline time.Time
+	done     chan struct{}
+}
+
+func (c *lateCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *lateCtx) Done() <-chan struct{}       { return c.done }
+func (c *lateCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// A hung call whose caller ends its context on its own timer returns after
+// that timer, never before it: the caller reads what it was waiting for
+// (the herder's stage) while the call is still in progress.
+func TestMissedDeadlineWaitsForTheCallersContext(t *testing.T) {
+	m, _ := newManager(t, Options{})
+	in := startBad(t, m, "source", "hang")
+	const budget, late = 300 * time.Millisecond, 400 * time.Millisecond
+	start := time.Now()
+	ctx := &lateCtx{Context: context.Background(), deadline: start.Add(budget), done: make(chan struct{})}
+	ended := make(chan time.Time, 1)
+	time.AfterFunc(budget+late, func() { ended <- time.Now(); close(ctx.done) })
+	_, err := in.SourceTask().Poll(ctx, &pluginv1.PollRequest{})
+	returned := time.Now()
+	wantKind(t, err, wire.KindTimeout)
+	at := <-ended
+	if returned.Before(at) {
+		t.Fatalf("the hung call returned %v after it began, before its caller's context ended (%v)", returned.Sub(start), at.Sub(start))
+	}
+	if !in.Exited() {
+		t.Error("hung plugin not exited when the call returned")
+	}
+}
+
 // runtimeGoroutines is runtime.NumGoroutine after a moment's settling, so
 // the count does not include goroutines of a previous subtest still exiting.
 func runtimeGoroutines() int {
