@@ -82,8 +82,9 @@ func TestDistributedStoppedRefusesTaskConfigs(t *testing.T) {
 	// rebalance; until it is done TaskConfigs answers 409 (stale), as Kafka
 	// Connect's herder does, even though the status already says STOPPED.
 	var tcs []herder.TaskInfo
+	ctx := ctxT(t)
 	dWait(t, "task configs of the stopped connector", func() bool {
-		tcs, err = h.TaskConfigs(ctxT(t), "src")
+		tcs, err = h.TaskConfigs(ctx, "src")
 		return !errors.Is(err, herder.ErrConflict)
 	})
 	if err != nil || len(tcs) != 0 {

@@ -91,13 +91,7 @@ const deadlineWait = time.Second
 // stage when its request times out) must see that timer fire while the call
 // is still in progress, not a timeout error that beat it.
 func awaitDeadline(callCtx context.Context) {
-	if callCtx.Err() != nil {
-		return
-	}
-	dl, ok := callCtx.Deadline()
-	if !ok {
-		return
-	}
+	dl, _ := callCtx.Deadline() // callContext always sets one
 	t := time.NewTimer(time.Until(dl) + deadlineWait)
 	defer t.Stop()
 	select {
