@@ -18,10 +18,10 @@ import (
 // Java 17.
 const KafkaVersion = "4.4.0"
 
-// log4jSLF4JVersion matches the log4j-core that kafka_2.13 KafkaVersion pulls
+// Log4jSLF4JVersion matches the log4j-core that kafka_2.13 KafkaVersion pulls
 // in. The kafka_2.13 pom declares slf4j-api but no binding (the binary
 // distribution adds one), so without this the broker logs nothing at all.
-const log4jSLF4JVersion = "2.25.5"
+const Log4jSLF4JVersion = "2.25.5"
 
 // completeMarker is written into libs/ after Maven succeeded, so a download
 // that was interrupted half-way is never mistaken for a usable one.
@@ -134,7 +134,7 @@ func download(ctx context.Context, dir string) error {
 		return fmt.Errorf("maven is needed to fetch Kafka (apt-get install maven): %w", err)
 	}
 	pom := filepath.Join(dir, "pom.xml")
-	if err := os.WriteFile(pom, fmt.Appendf(nil, pomTemplate, KafkaVersion, log4jSLF4JVersion), 0o644); err != nil {
+	if err := os.WriteFile(pom, fmt.Appendf(nil, pomTemplate, KafkaVersion, Log4jSLF4JVersion), 0o644); err != nil {
 		return fmt.Errorf("write pom: %w", err)
 	}
 	// Copy into a scratch dir and rename, so libs/ only ever holds one

@@ -9,7 +9,8 @@
 // writes the results as JSON. Besides the baselines and Sluice's pipelines
 // it runs the floors (floor_sink.go, floor_source.go): raw franz-go doing
 // only what a process boundary adds, the bound a pipeline's ratio cannot
-// pass on the same machine.
+// pass on the same machine; and the same pipelines in Apache Kafka
+// Connect's own worker (reference_connect.go).
 //
 //	make bench                                  # or:
 //	BENCH_RECORDS=200000 BENCH_ONLY=produce go run -tags integration ./integration/cmd/bench
@@ -25,6 +26,8 @@
 //	               baselines they compare with run too
 //	BENCH_OUT      write JSON results to this file
 //	BENCH_SLUICE_PROPS  k=v,k=v added to the pipelines' worker properties
+//	BENCH_CONNECT_PROPS  the same for the Kafka Connect reference's worker
+//	               (reference_connect.go)
 //	BENCH_KAFKA_DIR  where the broker keeps its data (default: a directory
 //	               in /dev/shm when it is there, see kafkaDir)
 //	BENCH_KAFKA_JVM_OPTS  extra JVM flags for the broker, space-separated,

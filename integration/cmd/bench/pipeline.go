@@ -36,47 +36,121 @@ import (
 //
 // The worker is started before the clock starts and stopped after it
 // stops; its start-up is not timed, but its CPU is counted (see cpu.go).
-func init() {
+func init() { registerPipelines(sluiceRuntime) }
+
+// pipelineRuntime is what the pipeline benchmarks run their connectors in:
+// Sluice here, Apache Kafka Connect in reference_connect.go. The timing,
+// the finish lines and the checks are the same for both.
+type pipelineRuntime struct {
+	// prefix names the benchmarks: prefix/datagen-pN, prefix/noop-sink-pN.
+	prefix string
+	// prepare, if not nil, runs before each benchmark, unmeasured.
+	prepare func(ctx context.Context, env *BenchEnv) error
+	// start starts a worker with no connectors and the pipeline worker
+	// properties, in a new directory named after name, ready for REST
+	// calls.
+	start func(ctx context.Context, env *BenchEnv, name string) (*sluiceWorker, error)
+	// sourceConfig is the source connector's configuration: Records
+	// records with a short key and a Payload.ValueSize value, to topic,
+	// from one task.
+	sourceConfig func(env *BenchEnv, topic string) map[string]string
+	// sinkConfig is the sink connector's: one task reads topic and drops
+	// the records.
+	sinkConfig func(topic string) map[string]string
+	// sinkStopped finds the line the sink task logs when it stops: group
+	// 1 is the number of records it was put; a "puts=N" on the same line
+	// is the number of puts.
+	sinkStopped *regexp.Regexp
+}
+
+var sluiceRuntime = pipelineRuntime{
+	prefix: "sluice",
+	start: func(ctx context.Context, env *BenchEnv, name string) (*sluiceWorker, error) {
+		props, err := pipelineWorkerProps("BENCH_SLUICE_PROPS")
+		if err != nil {
+			return nil, err
+		}
+		return startSluice(ctx, env, name, props)
+	},
+	sourceConfig: func(env *BenchEnv, topic string) map[string]string {
+		return map[string]string{
+			"connector.class": "io.sluice.connect.datagen.DatagenConnector",
+			"tasks.max":       "1",
+			"kafka.topic":     topic,
+			"quickstart":      "pageviews",
+			// Keyed, as the baseline's records are, so that records
+			// spread over partitions by key hash rather than in sticky
+			// batches.
+			"key.field":   "pageid",
+			"format":      "raw",
+			"record.size": strconv.FormatInt(int64(env.Payload.ValueSize), 10),
+			"max.records": strconv.Itoa(env.Records),
+			"random.seed": "1",
+		}
+	},
+	sinkConfig: func(topic string) map[string]string {
+		return map[string]string{
+			"connector.class": "io.sluice.connect.datagen.NoopSinkConnector",
+			"tasks.max":       "1",
+			"topics":          topic,
+		}
+	},
+	sinkStopped: noopCount,
+}
+
+// registerPipelines registers rt's source and sink benchmarks on 1 and 6
+// partitions.
+func registerPipelines(rt pipelineRuntime) {
 	for _, parts := range []int32{1, 6} {
 		Register(Benchmark{
-			Name:     fmt.Sprintf("sluice/datagen-p%d", parts),
+			Name:     fmt.Sprintf("%s/datagen-p%d", rt.prefix, parts),
 			Baseline: fmt.Sprintf("baseline/produce-p%d", parts),
+			Prepare:  rt.prepare,
 			Run: func(ctx context.Context, env *BenchEnv) (Result, error) {
-				return datagenBench(ctx, env, parts)
+				return datagenBench(ctx, env, rt, parts)
 			},
 		})
 	}
 	for _, parts := range []int32{1, 6} {
+		ready := groupsReady(parts)
 		Register(Benchmark{
-			Name:        fmt.Sprintf("sluice/noop-sink-p%d", parts),
+			Name:        fmt.Sprintf("%s/noop-sink-p%d", rt.prefix, parts),
 			Baseline:    fmt.Sprintf("baseline/consume-group-p%d", parts),
 			AlsoCompare: []string{fmt.Sprintf("baseline/consume-p%d", parts)},
-			Prepare:     groupsReady(parts),
+			Prepare: func(ctx context.Context, env *BenchEnv) error {
+				if rt.prepare != nil {
+					if err := rt.prepare(ctx, env); err != nil {
+						return err
+					}
+				}
+				return ready(ctx, env)
+			},
 			Run: func(ctx context.Context, env *BenchEnv) (Result, error) {
-				return noopSinkBench(ctx, env, parts)
+				return noopSinkBench(ctx, env, rt, parts)
 			},
 		})
 	}
 }
 
-// pipelineWorkerProps are the worker settings of the pipeline benchmarks.
-// ByteArrayConverter passes bytes through, as the baselines do; commits every
+// pipelineWorkerProps are the worker settings of the pipeline benchmarks,
+// for the runtime whose BENCH_*_PROPS variable is envVar: ByteArrayConverter
+// passes bytes through, as the baselines do; commits every
 // groupCommitEvery (50 ms) keep the sink's finish line (its committed
-// offsets) within 50 ms of the moment its last record was put. Everything else is the worker's
-// default, as a user would run it.
-// BENCH_SLUICE_PROPS (k=v,k=v) adds or overrides worker settings, to try
-// producer.*, consumer.* or other settings without editing this file.
-func pipelineWorkerProps() (map[string]string, error) {
+// offsets) within 50 ms of the moment its last record was put. Everything
+// else is the worker's default, as a user would run it. envVar's value
+// (k=v,k=v) adds or overrides worker settings, to try producer.*,
+// consumer.* or other settings without editing this file.
+func pipelineWorkerProps(envVar string) (map[string]string, error) {
 	props := map[string]string{
 		"key.converter":            "org.apache.kafka.connect.converters.ByteArrayConverter",
 		"value.converter":          "org.apache.kafka.connect.converters.ByteArrayConverter",
 		"offset.flush.interval.ms": strconv.FormatInt(groupCommitEvery.Milliseconds(), 10),
 	}
-	if extra := os.Getenv("BENCH_SLUICE_PROPS"); extra != "" {
+	if extra := os.Getenv(envVar); extra != "" {
 		for _, kv := range strings.Split(extra, ",") {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || strings.TrimSpace(k) == "" {
-				return nil, fmt.Errorf("BENCH_SLUICE_PROPS: %q is not key=value", kv)
+				return nil, fmt.Errorf("%s: %q is not key=value", envVar, kv)
 			}
 			props[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
@@ -87,7 +161,8 @@ func pipelineWorkerProps() (map[string]string, error) {
 // pollEvery is how often the finish line is checked.
 const pollEvery = 20 * time.Millisecond
 
-func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, error) {
+func datagenBench(ctx context.Context, env *BenchEnv, rt pipelineRuntime, parts int32) (Result, error) {
+	label := fmt.Sprintf("%s/datagen-p%d", rt.prefix, parts)
 	topic, err := env.NewTopic(ctx, fmt.Sprintf("datagen-p%d", parts), parts)
 	if err != nil {
 		return Result{}, err
@@ -100,29 +175,13 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 
-	props, err := pipelineWorkerProps()
-	if err != nil {
-		return Result{}, err
-	}
-	w, err := startSluice(ctx, env, fmt.Sprintf("datagen-p%d", parts), props)
+	w, err := rt.start(ctx, env, fmt.Sprintf("datagen-p%d", parts))
 	if err != nil {
 		return Result{}, err
 	}
 	defer w.kill()
 	name := "datagen-" + topic
-	config := map[string]string{
-		"connector.class": "io.sluice.connect.datagen.DatagenConnector",
-		"tasks.max":       "1",
-		"kafka.topic":     topic,
-		"quickstart":      "pageviews",
-		// Keyed, as the baseline's records are, so that records spread
-		// over partitions by key hash rather than in sticky batches.
-		"key.field":   "pageid",
-		"format":      "raw",
-		"record.size": strconv.FormatInt(int64(env.Payload.ValueSize), 10),
-		"max.records": strconv.Itoa(env.Records),
-		"random.seed": "1",
-	}
+	config := rt.sourceConfig(env, topic)
 	start := time.Now()
 	if err := w.createConnector(ctx, name, config); err != nil {
 		return Result{}, err
@@ -148,7 +207,7 @@ func datagenBench(ctx context.Context, env *BenchEnv, parts int32) (Result, erro
 		}
 	}
 	secs := time.Since(start).Seconds()
-	first.report("sluice/datagen-p"+strconv.Itoa(int(parts)), "on the topic", start, total)
+	first.report(label, "on the topic", start, total)
 
 	// The records must be what was asked for: exactly Records of them,
 	// 1 KiB values that differ from each other.
@@ -201,7 +260,8 @@ var noopCount = regexp.MustCompile(`noop sink stopped:.* records="?([0-9.e+]+)"?
 // noopPuts finds the number of Put calls in the same line.
 var noopPuts = regexp.MustCompile(`puts="?([0-9.e+]+)"?`)
 
-func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, error) {
+func noopSinkBench(ctx context.Context, env *BenchEnv, rt pipelineRuntime, parts int32) (Result, error) {
+	label := fmt.Sprintf("%s/noop-sink-p%d", rt.prefix, parts)
 	topic, err := env.FilledTopic(ctx, parts)
 	if err != nil {
 		return Result{}, err
@@ -217,11 +277,7 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 	}
 	end := int64(env.Records)
 
-	props, err := pipelineWorkerProps()
-	if err != nil {
-		return Result{}, err
-	}
-	w, err := startSluice(ctx, env, fmt.Sprintf("noop-sink-p%d", parts), props)
+	w, err := rt.start(ctx, env, fmt.Sprintf("noop-sink-p%d", parts))
 	if err != nil {
 		return Result{}, err
 	}
@@ -229,11 +285,7 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 	name := fmt.Sprintf("noop-%s-%d", topic, time.Now().UnixNano())
 	group := "connect-" + name
 	start := time.Now()
-	if err := w.createConnector(ctx, name, map[string]string{
-		"connector.class": "io.sluice.connect.datagen.NoopSinkConnector",
-		"tasks.max":       "1",
-		"topics":          topic,
-	}); err != nil {
+	if err := w.createConnector(ctx, name, rt.sinkConfig(topic)); err != nil {
 		return Result{}, err
 	}
 	var committed int64
@@ -266,7 +318,7 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 		}
 	}
 	secs := time.Since(start).Seconds()
-	first.report("sluice/noop-sink-p"+strconv.Itoa(int(parts)), "committed", start, committed)
+	first.report(label, "committed", start, committed)
 	if committed != end {
 		return Result{}, fmt.Errorf("%s committed %d, beyond the end %d", group, committed, end)
 	}
@@ -279,7 +331,7 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 	if err := w.stop(ctx); err != nil {
 		return Result{}, err
 	}
-	m := noopCount.FindStringSubmatch(w.proc.LogTail(2000))
+	m := rt.sinkStopped.FindStringSubmatch(w.proc.LogTail(2000))
 	if m == nil {
 		return Result{}, fmt.Errorf("%s: the noop sink task logged no count when it stopped; worker log %s:\n%s", name, w.proc.LogPath(), w.proc.LogTail(15))
 	}
@@ -288,7 +340,7 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, parts int32) (Result, err
 	}
 	if p := noopPuts.FindStringSubmatch(m[0]); p != nil {
 		if puts, err := strconv.ParseFloat(p[1], 64); err == nil && puts > 0 {
-			fmt.Printf("  sluice/noop-sink-p%d: %.0f Puts, %.0f records a Put\n", parts, puts, float64(end)/puts)
+			fmt.Printf("  %s: %.0f Puts, %.0f records a Put\n", label, puts, float64(end)/puts)
 		}
 	}
 	return Result{Records: env.Records, Bytes: int64(env.Records) * env.Payload.RecordBytes(), Seconds: secs,

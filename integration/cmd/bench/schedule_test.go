@@ -34,22 +34,27 @@ func TestScheduleOneRound(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each pipeline between two runs of its baseline, as before rounds.
-	// The floors are registered before the pipelines (file name order),
-	// so they come first under the baseline they share.
+	// The floors are registered before the pipelines and Sluice's before
+	// Kafka Connect's (file name order), so they come in that order under
+	// the baseline they share.
 	want := []string{
 		"baseline/produce-p1",
 		"floor/source-handoff-p1 #1", "baseline/produce-p1 again(floor/source-handoff-p1 #1)",
 		"sluice/datagen-p1 #1", "baseline/produce-p1 again(sluice/datagen-p1 #1)",
+		"kafka-connect/datagen-p1 #1", "baseline/produce-p1 again(kafka-connect/datagen-p1 #1)",
 		"baseline/produce-p6",
 		"floor/source-handoff-p6 #1", "baseline/produce-p6 again(floor/source-handoff-p6 #1)",
 		"sluice/datagen-p6 #1", "baseline/produce-p6 again(sluice/datagen-p6 #1)",
+		"kafka-connect/datagen-p6 #1", "baseline/produce-p6 again(kafka-connect/datagen-p6 #1)",
 		"baseline/consume-p1", "baseline/consume-p6",
 		"baseline/consume-group-p1",
 		"floor/sink-handoff-p1 #1", "baseline/consume-group-p1 again(floor/sink-handoff-p1 #1)",
 		"sluice/noop-sink-p1 #1", "baseline/consume-group-p1 again(sluice/noop-sink-p1 #1)",
+		"kafka-connect/noop-sink-p1 #1", "baseline/consume-group-p1 again(kafka-connect/noop-sink-p1 #1)",
 		"baseline/consume-group-p6",
 		"floor/sink-handoff-p6 #1", "baseline/consume-group-p6 again(floor/sink-handoff-p6 #1)",
 		"sluice/noop-sink-p6 #1", "baseline/consume-group-p6 again(sluice/noop-sink-p6 #1)",
+		"kafka-connect/noop-sink-p6 #1", "baseline/consume-group-p6 again(kafka-connect/noop-sink-p6 #1)",
 		"sluice/failover-kill", "sluice/join-pause",
 	}
 	if got := names(steps); !slices.Equal(got, want) {
@@ -73,13 +78,13 @@ func TestScheduleThreeRounds(t *testing.T) {
 		return out
 	}
 	var want []string
-	want = append(want, bracket("baseline/produce-p1", "floor/source-handoff-p1", "sluice/datagen-p1")...)
-	want = append(want, bracket("baseline/produce-p6", "floor/source-handoff-p6", "sluice/datagen-p6")...)
+	want = append(want, bracket("baseline/produce-p1", "floor/source-handoff-p1", "sluice/datagen-p1", "kafka-connect/datagen-p1")...)
+	want = append(want, bracket("baseline/produce-p6", "floor/source-handoff-p6", "sluice/datagen-p6", "kafka-connect/datagen-p6")...)
 	// The bare consumers (AlsoCompare only) and the failover benchmarks
 	// (no baseline) run once.
 	want = append(want, "baseline/consume-p1", "baseline/consume-p6")
-	want = append(want, bracket("baseline/consume-group-p1", "floor/sink-handoff-p1", "sluice/noop-sink-p1")...)
-	want = append(want, bracket("baseline/consume-group-p6", "floor/sink-handoff-p6", "sluice/noop-sink-p6")...)
+	want = append(want, bracket("baseline/consume-group-p1", "floor/sink-handoff-p1", "sluice/noop-sink-p1", "kafka-connect/noop-sink-p1")...)
+	want = append(want, bracket("baseline/consume-group-p6", "floor/sink-handoff-p6", "sluice/noop-sink-p6", "kafka-connect/noop-sink-p6")...)
 	want = append(want, "sluice/failover-kill", "sluice/join-pause")
 	if got := names(steps); !slices.Equal(got, want) {
 		t.Fatalf("schedule:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -97,7 +102,7 @@ func TestScheduleThreeRounds(t *testing.T) {
 }
 
 func TestScheduleOnlyPullsInBaselines(t *testing.T) {
-	steps, err := schedule("noop-sink-p6", 2)
+	steps, err := schedule("sluice/noop-sink-p6", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +262,7 @@ func feed(tl *tally, steps []step, rps func(st step) float64) (lines, ran []stri
 }
 
 func TestRoundTally(t *testing.T) {
-	steps, err := schedule("noop-sink-p6", 3)
+	steps, err := schedule("sluice/noop-sink-p6", 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,12 +22,15 @@ import (
 	"github.com/sluice-io/sluice/integration/itest"
 )
 
-// sluiceWorker is a `sluice standalone` process started for one benchmark,
-// with a sampler that records the peak RSS of the worker and of its plugin
+// sluiceWorker is a `sluice standalone` process started for one benchmark
+// (or Kafka Connect's standalone worker, see reference_connect.go), with a
+// sampler that records the peak RSS of the worker and of its plugin
 // processes while it runs.
 type sluiceWorker struct {
 	proc *childproc.Process
 	url  string
+	// rssName is the worker's key in peakRSSByRole: "sluice" or "connect".
+	rssName string
 
 	stopSampler context.CancelFunc
 	samplerDone chan struct{}
@@ -76,31 +79,18 @@ func startSluice(ctx context.Context, env *BenchEnv, name string, props map[stri
 		"log.level":                    "INFO",
 	}
 	maps.Copy(all, props)
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(all)) {
-		fmt.Fprintf(&b, "%s=%s\n", k, all[k])
-	}
-	propsPath := filepath.Join(dir, "worker.properties")
-	if err := os.WriteFile(propsPath, []byte(b.String()), 0o644); err != nil {
-		return nil, fmt.Errorf("write worker properties: %w", err)
-	}
-	self0, _ := readProcTimes("self")
-	p, err := childproc.Start(childproc.Spec{Path: bin, Args: []string{"standalone", propsPath}, LogPath: filepath.Join(dir, "sluice.log")})
+	propsPath, err := writeWorkerProps(dir, all)
 	if err != nil {
 		return nil, err
 	}
-	sctx, cancel := context.WithCancel(context.Background())
-	w := &sluiceWorker{proc: p, stopSampler: cancel, samplerDone: make(chan struct{}), peaks: map[int]rssPeak{}, childTicks0: self0.children}
-	go w.sample(sctx)
-
-	fail := func(err error) (*sluiceWorker, error) {
-		w.kill()
-		return nil, fmt.Errorf("%w\n%s", err, p.LogTail(20))
+	w, err := launchWorker(childproc.Spec{Path: bin, Args: []string{"standalone", propsPath}, LogPath: filepath.Join(dir, "sluice.log")}, "sluice")
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancelStart := context.WithTimeout(ctx, workerStartTimeout)
 	defer cancelStart()
 	for w.url == "" {
-		for _, line := range strings.Split(p.LogTail(1000), "\n") {
+		for _, line := range strings.Split(w.proc.LogTail(1000), "\n") {
 			if strings.Contains(line, "worker started") {
 				w.url = restURLRe.FindString(line)
 			}
@@ -108,22 +98,66 @@ func startSluice(ctx context.Context, env *BenchEnv, name string, props map[stri
 		if w.url != "" {
 			break
 		}
-		if p.Exited() {
-			return fail(fmt.Errorf("sluice exited during start-up: %v", p.ExitErr()))
+		if w.proc.Exited() {
+			return w.fail(fmt.Errorf("sluice exited during start-up: %v", w.proc.ExitErr()))
 		}
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
-			return fail(fmt.Errorf("sluice did not start: %w", err))
+			return w.fail(fmt.Errorf("sluice did not start: %w", err))
 		}
 	}
+	return w.awaitReady(ctx, "/health")
+}
+
+// writeWorkerProps writes props as dir/worker.properties and returns its
+// path.
+func writeWorkerProps(dir string, props map[string]string) (string, error) {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	path := filepath.Join(dir, "worker.properties")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return "", fmt.Errorf("write worker properties: %w", err)
+	}
+	return path, nil
+}
+
+// launchWorker starts the worker process of spec and its sampler;
+// rssName is sluiceWorker's.
+func launchWorker(spec childproc.Spec, rssName string) (*sluiceWorker, error) {
+	self0, _ := readProcTimes("self")
+	p, err := childproc.Start(spec)
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	w := &sluiceWorker{proc: p, rssName: rssName, stopSampler: cancel, samplerDone: make(chan struct{}), peaks: map[int]rssPeak{}, childTicks0: self0.children}
+	go w.sample(sctx)
+	return w, nil
+}
+
+// awaitReady waits until GET path answers 200 and returns w, or kills w
+// and returns why not.
+func (w *sluiceWorker) awaitReady(ctx context.Context, path string) (*sluiceWorker, error) {
 	for {
-		code, _, err := w.call(ctx, http.MethodGet, "/health", nil)
+		code, _, err := w.call(ctx, http.MethodGet, path, nil)
 		if err == nil && code == http.StatusOK {
 			return w, nil
 		}
+		if w.proc.Exited() {
+			return w.fail(fmt.Errorf("worker exited during start-up: %v", w.proc.ExitErr()))
+		}
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
-			return fail(fmt.Errorf("sluice not ready: %w", err))
+			return w.fail(fmt.Errorf("worker not ready (GET %s): %w", path, err))
 		}
 	}
+}
+
+// fail kills a worker that did not start and returns err with its log's
+// last lines.
+func (w *sluiceWorker) fail(err error) (*sluiceWorker, error) {
+	w.kill()
+	return nil, fmt.Errorf("%w\n%s", err, w.proc.LogTail(20))
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -296,7 +330,11 @@ func (w *sluiceWorker) cpuByRole() map[string]float64 {
 	if w.reapedTicks > 0 {
 		worker = max(worker, w.reapedTicks-plugins)
 	}
-	return map[string]float64{"worker": ticksToSeconds(worker), "plugins": ticksToSeconds(plugins)}
+	m := map[string]float64{"worker": ticksToSeconds(worker)}
+	if len(w.peaks) > 1 { // a worker with plugin processes
+		m["plugins"] = ticksToSeconds(plugins)
+	}
+	return m
 }
 
 // ppid is the parent of pid, or -1.
@@ -322,7 +360,7 @@ func (w *sluiceWorker) peakRSSByRole() map[string]int64 {
 	for _, p := range w.peaks {
 		key := "plugin-" + p.role
 		if p.role == "worker" {
-			key = "sluice"
+			key = w.rssName
 		}
 		out[key] = max(out[key], p.bytes)
 	}
