@@ -208,6 +208,7 @@ func datagenBench(ctx context.Context, env *BenchEnv, rt pipelineRuntime, parts 
 	}
 	secs := time.Since(start).Seconds()
 	first.report(label, "on the topic", start, total)
+	w.reportStart(label)
 
 	// The records must be what was asked for: exactly Records of them,
 	// 1 KiB values that differ from each other.
@@ -319,6 +320,7 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, rt pipelineRuntime, parts
 	}
 	secs := time.Since(start).Seconds()
 	first.report(label, "committed", start, committed)
+	w.reportStart(label)
 	if committed != end {
 		return Result{}, fmt.Errorf("%s committed %d, beyond the end %d", group, committed, end)
 	}

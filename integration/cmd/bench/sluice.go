@@ -31,6 +31,10 @@ type sluiceWorker struct {
 	url  string
 	// rssName is the worker's key in peakRSSByRole: "sluice" or "connect".
 	rssName string
+	// readyCPU is the CPU seconds the worker (and the children it had
+	// reaped) had used when it became ready: its start-up, before a
+	// pipeline's clock starts.
+	readyCPU float64
 
 	stopSampler context.CancelFunc
 	samplerDone chan struct{}
@@ -142,6 +146,9 @@ func (w *sluiceWorker) awaitReady(ctx context.Context, path string) (*sluiceWork
 	for {
 		code, _, err := w.call(ctx, http.MethodGet, path, nil)
 		if err == nil && code == http.StatusOK {
+			if t, ok := readProcTimes(strconv.Itoa(w.proc.Pid())); ok {
+				w.readyCPU = ticksToSeconds(t.own + t.children)
+			}
 			return w, nil
 		}
 		if w.proc.Exited() {
@@ -151,6 +158,13 @@ func (w *sluiceWorker) awaitReady(ctx context.Context, path string) (*sluiceWork
 			return w.fail(fmt.Errorf("worker not ready (GET %s): %w", path, err))
 		}
 	}
+}
+
+// reportStart prints the CPU the worker's start-up took, as a note under
+// benchmark label's result: it is in the benchmark's CPU figures, though
+// not in its time.
+func (w *sluiceWorker) reportStart(label string) {
+	fmt.Printf("  %s: the worker's start-up, before the clock, took %.2f CPU s\n", label, w.readyCPU)
 }
 
 // fail kills a worker that did not start and returns err with its log's
