@@ -52,8 +52,11 @@ test-unit: build
 test-integration: build
 	$(GO) test -tags integration -count=1 -timeout 25m -p 1 ./integration/...
 
-## bench: raw franz-go baselines and Sluice pipelines on real Kafka; BENCH_OUT=file.json for JSON
+## bench: raw franz-go baselines, Sluice's pipelines and Kafka Connect's on real Kafka; BENCH_OUT=file.json for JSON
+# Kafka Connect's reference connectors are compiled with javac: a machine
+# with only a JRE gets the JDK first, as .ci/run installs what tests need.
 bench: build
+	@command -v javac >/dev/null || [ -x "$$JAVA_HOME/bin/javac" ] || (apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless)
 	$(GO) run -tags integration ./integration/cmd/bench
 
 ## dev: a pipeline with no Kafka installed (embedded broker, datagen -> topic -> file sink)

@@ -172,17 +172,23 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func javaPath() (string, error) {
-	if h := os.Getenv("JAVA_HOME"); h != "" {
-		p := filepath.Join(h, "bin", "java")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath("java")
+	p, err := JDKTool("java")
 	if err != nil {
 		return "", fmt.Errorf("java 17+ is needed to run Kafka (apt-get install openjdk-17-jre-headless): %w", err)
 	}
 	return p, nil
+}
+
+// JDKTool finds a Java command (java, javac, jar): under $JAVA_HOME if it
+// has it, else on PATH.
+func JDKTool(name string) (string, error) {
+	if h := os.Getenv("JAVA_HOME"); h != "" {
+		p := filepath.Join(h, "bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return exec.LookPath(name)
 }
 
 // setup picks ports, writes each node's server.properties and formats its

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/xml"
 	"errors"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,5 +170,38 @@ func TestFreePorts(t *testing.T) {
 			t.Fatalf("bind %d: %v", p, err)
 		}
 		l.Close()
+	}
+}
+
+// The poms the jar sets are fetched with are well formed and ask for what
+// their callers run: the broker, or Connect's worker, at KafkaVersion, each
+// with the log4j binding.
+func TestJarSetPoms(t *testing.T) {
+	type dep struct {
+		GroupID    string `xml:"groupId"`
+		ArtifactID string `xml:"artifactId"`
+		Version    string `xml:"version"`
+	}
+	log4j := dep{"org.apache.logging.log4j", "log4j-slf4j-impl", Log4jSLF4JVersion}
+	for _, c := range []struct {
+		set  jarSet
+		want []dep
+	}{
+		{kafkaJars, []dep{{"org.apache.kafka", "kafka_2.13", KafkaVersion}, log4j}},
+		{connectJars, []dep{{"org.apache.kafka", "connect-runtime", KafkaVersion}, {"org.apache.kafka", "connect-json", KafkaVersion}, log4j}},
+	} {
+		var pom struct {
+			Packaging string `xml:"packaging"`
+			Deps      []dep  `xml:"dependencies>dependency"`
+		}
+		if err := xml.Unmarshal([]byte(c.set.pom), &pom); err != nil {
+			t.Fatalf("%s: pom does not parse: %v\n%s", c.set.what, err, c.set.pom)
+		}
+		if pom.Packaging != "pom" || !slices.Equal(pom.Deps, c.want) {
+			t.Fatalf("%s: packaging %q, dependencies %+v; want pom, %+v", c.set.what, pom.Packaging, pom.Deps, c.want)
+		}
+	}
+	if kafkaJars.dir == connectJars.dir {
+		t.Fatalf("both jar sets are cached in %s", kafkaJars.dir)
 	}
 }

@@ -47,18 +47,49 @@ func CacheRoot() (string, error) {
 // downloading them with Maven first if the cache does not have them yet.
 // Concurrent callers, in this process or in other test binaries, are
 // serialised with a file lock so that only one runs Maven.
-func EnsureKafka(ctx context.Context) (string, error) {
+func EnsureKafka(ctx context.Context) (string, error) { return ensureJars(ctx, kafkaJars) }
+
+var kafkaJars = jarSet{
+	what: "kafka " + KafkaVersion,
+	dir:  "kafka-" + KafkaVersion,
+	pom:  fmt.Sprintf(pomTemplate, "kafka-libs", kafkaDependency("kafka_2.13")+log4jDependency),
+	want: "kafka_2.13-*.jar",
+}
+
+// EnsureConnect is EnsureKafka for Apache Kafka Connect's worker at
+// KafkaVersion: connect-runtime, connect-json and the same log4j binding,
+// with their runtime dependencies, for running
+// org.apache.kafka.connect.cli.ConnectStandalone (the benchmarks'
+// reference, integration/cmd/bench).
+func EnsureConnect(ctx context.Context) (string, error) { return ensureJars(ctx, connectJars) }
+
+var connectJars = jarSet{
+	what: "kafka connect " + KafkaVersion,
+	dir:  "connect-" + KafkaVersion,
+	pom:  fmt.Sprintf(pomTemplate, "connect-libs", kafkaDependency("connect-runtime")+kafkaDependency("connect-json")+log4jDependency),
+	want: "connect-runtime-*.jar",
+}
+
+// jarSet is what ensureJars fetches: the jars Maven resolves for pom, kept
+// in CacheRoot()/dir/libs; a complete set holds a jar matching want.
+type jarSet struct {
+	what, dir, pom, want string
+}
+
+// ensureJars returns set's libs directory, fetching it first unless a
+// complete copy is cached.
+func ensureJars(ctx context.Context, set jarSet) (string, error) {
 	root, err := CacheRoot()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, "kafka-"+KafkaVersion)
+	dir := filepath.Join(root, set.dir)
 	libs := filepath.Join(dir, "libs")
 	if _, err := os.Stat(filepath.Join(libs, completeMarker)); err == nil {
 		return libs, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create kafka cache dir: %w", err)
+		return "", fmt.Errorf("create %s cache dir: %w", set.what, err)
 	}
 	unlock, err := lockFile(ctx, filepath.Join(dir, "download.lock"))
 	if err != nil {
@@ -69,8 +100,8 @@ func EnsureKafka(ctx context.Context) (string, error) {
 	if _, err := os.Stat(filepath.Join(libs, completeMarker)); err == nil {
 		return libs, nil
 	}
-	if err := download(ctx, dir); err != nil {
-		return "", fmt.Errorf("download kafka %s into %s: %w", KafkaVersion, dir, err)
+	if err := download(ctx, dir, set); err != nil {
+		return "", fmt.Errorf("download %s into %s: %w", set.what, dir, err)
 	}
 	return libs, nil
 }
@@ -104,37 +135,48 @@ func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 }
 
 // pomTemplate is a throwaway project whose only purpose is to make Maven
-// resolve the broker and its runtime dependencies.
+// resolve a set of jars and their runtime dependencies: %[1]s names it,
+// %[2]s is its dependencies.
 const pomTemplate = `<?xml version="1.0" encoding="UTF-8"?>
 <!-- Written by sluice integration/kafkatest; only used to fetch jars. -->
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>io.sluice.kafkatest</groupId>
-  <artifactId>kafka-libs</artifactId>
+  <artifactId>%[1]s</artifactId>
   <version>1</version>
   <packaging>pom</packaging>
   <dependencies>
-    <dependency>
+%[2]s  </dependencies>
+</project>
+`
+
+// kafkaDependency is the pom dependency on Apache Kafka's artifact at
+// KafkaVersion.
+func kafkaDependency(artifact string) string {
+	return fmt.Sprintf(`    <dependency>
       <groupId>org.apache.kafka</groupId>
-      <artifactId>kafka_2.13</artifactId>
+      <artifactId>%s</artifactId>
       <version>%s</version>
     </dependency>
-    <dependency>
+`, artifact, KafkaVersion)
+}
+
+// log4jDependency is the SLF4J binding the jar sets add (see
+// Log4jSLF4JVersion).
+var log4jDependency = fmt.Sprintf(`    <dependency>
       <groupId>org.apache.logging.log4j</groupId>
       <artifactId>log4j-slf4j-impl</artifactId>
       <version>%s</version>
     </dependency>
-  </dependencies>
-</project>
-`
+`, Log4jSLF4JVersion)
 
-func download(ctx context.Context, dir string) error {
+func download(ctx context.Context, dir string, set jarSet) error {
 	mvn, err := exec.LookPath("mvn")
 	if err != nil {
-		return fmt.Errorf("maven is needed to fetch Kafka (apt-get install maven): %w", err)
+		return fmt.Errorf("maven is needed to fetch %s (apt-get install maven): %w", set.what, err)
 	}
 	pom := filepath.Join(dir, "pom.xml")
-	if err := os.WriteFile(pom, fmt.Appendf(nil, pomTemplate, KafkaVersion, Log4jSLF4JVersion), 0o644); err != nil {
+	if err := os.WriteFile(pom, []byte(set.pom), 0o644); err != nil {
 		return fmt.Errorf("write pom: %w", err)
 	}
 	// Copy into a scratch dir and rename, so libs/ only ever holds one
@@ -154,9 +196,9 @@ func download(ctx context.Context, dir string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, tail(out.String(), 40))
 	}
-	jars, _ := filepath.Glob(filepath.Join(tmp, "kafka_2.13-*.jar"))
+	jars, _ := filepath.Glob(filepath.Join(tmp, set.want))
 	if len(jars) == 0 {
-		return fmt.Errorf("maven finished but %s has no kafka_2.13 jar", tmp)
+		return fmt.Errorf("maven finished but %s has no %s", tmp, set.want)
 	}
 	libs := filepath.Join(dir, "libs")
 	if err := os.RemoveAll(libs); err != nil {
@@ -165,7 +207,7 @@ func download(ctx context.Context, dir string) error {
 	if err := os.Rename(tmp, libs); err != nil {
 		return fmt.Errorf("move jars into place: %w", err)
 	}
-	note := fmt.Sprintf("kafka %s fetched in %s\n", KafkaVersion, time.Since(start).Round(time.Millisecond))
+	note := fmt.Sprintf("%s fetched in %s\n", set.what, time.Since(start).Round(time.Millisecond))
 	if err := os.WriteFile(filepath.Join(libs, completeMarker), []byte(note), 0o644); err != nil {
 		return fmt.Errorf("mark download complete: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/sluice-io/sluice/integration/internal/childproc"
 	"github.com/sluice-io/sluice/integration/itest"
@@ -42,20 +41,22 @@ import (
 //
 // The worker's JVM gets what Kafka's start scripts give it
 // (connectJVMOpts). The Maven download and the javac build run in the
-// benchmarks' Prepare, unmeasured; the JVM's start-up is not timed, as
-// Sluice's is not, but its CPU is counted, as Sluice's is.
+// benchmarks' Prepare, unmeasured. The JVM's start-up and the warm-up both
+// runtimes get (warmUpPipeline) are not timed, as Sluice's are not, but
+// their CPU is counted, as Sluice's is, and noted apart
+// (Result.PreClockCPUSeconds).
 func init() { registerPipelines(connectRuntime) }
 
 var connectRuntime = pipelineRuntime{
 	prefix:  "kafka-connect",
 	prepare: func(ctx context.Context, env *BenchEnv) error { _, err := connectReference(ctx, env); return err },
 	start:   startConnect,
-	sourceConfig: func(env *BenchEnv, topic string) map[string]string {
+	sourceConfig: func(env *BenchEnv, topic string, records int) map[string]string {
 		return map[string]string{
 			"connector.class": "io.sluice.bench.BenchSourceConnector",
 			"tasks.max":       "1",
 			"topic":           topic,
-			"max.records":     strconv.Itoa(env.Records),
+			"max.records":     strconv.Itoa(records),
 			"value.size":      strconv.Itoa(env.Payload.ValueSize),
 		}
 	},
@@ -91,33 +92,31 @@ var (
 	connectDone *connectBuild
 )
 
-// connectReference fetches Kafka Connect's runtime (cached beside the
-// broker's jars) and compiles the reference connectors into env.Dir, once
-// a run.
+// connectReference fetches Kafka Connect's runtime (kafkatest.EnsureConnect,
+// cached beside the broker's jars) and compiles the reference connectors
+// into env.Dir, once a run.
 func connectReference(ctx context.Context, env *BenchEnv) (*connectBuild, error) {
 	connectMu.Lock()
 	defer connectMu.Unlock()
 	if connectDone != nil {
 		return connectDone, nil
 	}
+	// The JDK first: without javac, fetching the jars would be wasted.
+	var tools [3]string
+	for i, name := range []string{"java", "javac", "jar"} {
+		p, err := kafkatest.JDKTool(name)
+		if err != nil {
+			return nil, fmt.Errorf("the Kafka Connect reference needs %s from a JDK 17+ (apt-get install openjdk-17-jdk-headless): %w", name, err)
+		}
+		tools[i] = p
+	}
+	java, javac, jar := tools[0], tools[1], tools[2]
 	root, err := itest.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
 	src := filepath.Join(root, "integration", "cmd", "bench", "connectref")
-	libs, err := connectLibs(ctx, src)
-	if err != nil {
-		return nil, err
-	}
-	java, err := jdkTool("java")
-	if err != nil {
-		return nil, err
-	}
-	javac, err := jdkTool("javac")
-	if err != nil {
-		return nil, err
-	}
-	jar, err := jdkTool("jar")
+	libs, err := kafkatest.EnsureConnect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +133,11 @@ func connectReference(ctx context.Context, env *BenchEnv) (*connectBuild, error)
 	if err != nil || len(sources) == 0 {
 		return nil, fmt.Errorf("connect reference: no Java sources under %s", src)
 	}
-	if err := runTool(ctx, javac, append([]string{"-Xlint:all", "-d", classes, "-cp", filepath.Join(libs, "*")}, sources...)...); err != nil {
+	// Every lint warning fails the build: the connectors are small enough
+	// to keep clean, and a warning unseen (the output of a build that
+	// passes is dropped) would be one nobody reads. --release pins the
+	// language and API level to the broker's Java, whatever JDK builds.
+	if err := runTool(ctx, javac, append([]string{"--release", "17", "-Xlint:all", "-Werror", "-d", classes, "-cp", filepath.Join(libs, "*")}, sources...)...); err != nil {
 		return nil, fmt.Errorf("compile the reference connectors: %w", err)
 	}
 	// The services files make the connectors visible to Connect's
@@ -145,66 +148,6 @@ func connectReference(ctx context.Context, env *BenchEnv) (*connectBuild, error)
 	}
 	connectDone = &connectBuild{java: java, libs: libs, plugins: plugins}
 	return connectDone, nil
-}
-
-// connectLibs returns the directory of Kafka Connect's runtime jars,
-// resolving connectref/pom.xml's dependencies with Maven into the cache
-// the first time.
-func connectLibs(ctx context.Context, src string) (string, error) {
-	root, err := kafkatest.CacheRoot()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(root, "connect-"+kafkatest.KafkaVersion)
-	libs := filepath.Join(dir, "libs")
-	marker := filepath.Join(libs, ".complete")
-	if _, err := os.Stat(marker); err == nil {
-		return libs, nil
-	}
-	mvn, err := exec.LookPath("mvn")
-	if err != nil {
-		return "", fmt.Errorf("maven is needed to fetch Kafka Connect (apt-get install maven): %w", err)
-	}
-	tmp := libs + ".tmp"
-	if err := os.RemoveAll(tmp); err != nil {
-		return "", fmt.Errorf("clean %s: %w", tmp, err)
-	}
-	start := time.Now()
-	if err := runTool(ctx, mvn, "-q", "-B", "-f", filepath.Join(src, "pom.xml"),
-		"-Dkafka.version="+kafkatest.KafkaVersion, "-Dlog4j.version="+kafkatest.Log4jSLF4JVersion,
-		"org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies",
-		"-DincludeScope=runtime", "-DoutputDirectory="+tmp); err != nil {
-		return "", fmt.Errorf("fetch Kafka Connect %s: %w", kafkatest.KafkaVersion, err)
-	}
-	if jars, _ := filepath.Glob(filepath.Join(tmp, "connect-runtime-*.jar")); len(jars) == 0 {
-		return "", fmt.Errorf("maven finished but %s has no connect-runtime jar", tmp)
-	}
-	if err := os.RemoveAll(libs); err != nil {
-		return "", fmt.Errorf("clean %s: %w", libs, err)
-	}
-	if err := os.Rename(tmp, libs); err != nil {
-		return "", fmt.Errorf("move Kafka Connect's jars into place: %w", err)
-	}
-	note := fmt.Sprintf("kafka connect %s fetched in %s\n", kafkatest.KafkaVersion, time.Since(start).Round(time.Millisecond))
-	if err := os.WriteFile(marker, []byte(note), 0o644); err != nil {
-		return "", fmt.Errorf("mark the Kafka Connect download complete: %w", err)
-	}
-	return libs, nil
-}
-
-// jdkTool finds a JDK command: under $JAVA_HOME if set, else on PATH.
-func jdkTool(name string) (string, error) {
-	if h := os.Getenv("JAVA_HOME"); h != "" {
-		p := filepath.Join(h, "bin", name)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("%s from a JDK 17+ is needed for the Kafka Connect reference: %w", name, err)
-	}
-	return p, nil
 }
 
 // runTool runs a build command and returns its output's last lines on
@@ -250,18 +193,27 @@ func startConnect(ctx context.Context, env *BenchEnv, name string) (*sluiceWorke
 	if err != nil {
 		return nil, fmt.Errorf("worker dir: %w", err)
 	}
-	port, err := freePort()
+	// A port picked below the ephemeral range, as the brokers' are: an
+	// outgoing connection could take an ephemeral one before the JVM binds
+	// it.
+	ports, err := kafkatest.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	props, err := pipelineWorkerProps("BENCH_CONNECT_PROPS")
+	url := "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	props := map[string]string{
+		"bootstrap.servers":            env.Cluster.BootstrapString(),
+		"listeners":                    url,
+		"offset.storage.file.filename": filepath.Join(dir, "connect.offsets"),
+		"plugin.path":                  build.plugins,
+	}
+	// As for Sluice (startSluice), the benchmarks' settings and then
+	// BENCH_CONNECT_PROPS override these.
+	extra, err := pipelineWorkerProps("BENCH_CONNECT_PROPS")
 	if err != nil {
 		return nil, err
 	}
-	props["bootstrap.servers"] = env.Cluster.BootstrapString()
-	props["listeners"] = "http://127.0.0.1:" + strconv.Itoa(port)
-	props["offset.storage.file.filename"] = filepath.Join(dir, "connect.offsets")
-	props["plugin.path"] = build.plugins
+	maps.Copy(props, extra)
 	propsPath, err := writeWorkerProps(dir, props)
 	if err != nil {
 		return nil, err
@@ -278,19 +230,8 @@ func startConnect(ctx context.Context, env *BenchEnv, name string) (*sluiceWorke
 	if err != nil {
 		return nil, err
 	}
-	w.url = "http://127.0.0.1:" + strconv.Itoa(port)
+	w.url = url
 	ctx, cancel := context.WithTimeout(ctx, workerStartTimeout)
 	defer cancel()
 	return w.awaitReady(ctx, "/connectors")
-}
-
-// freePort is a loopback TCP port nothing listened on a moment ago: the
-// worker's REST port is chosen up front rather than read from its log.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -54,6 +54,11 @@ type Result struct {
 	// CPUMicrosPerRecord is the sum of CPUSeconds per record moved, in µs
 	// (0 for benchmarks that move no bytes).
 	CPUMicrosPerRecord float64 `json:"cpu_us_per_record,omitempty"`
+	// PreClockCPUSeconds is, for a pipeline, the CPU its worker process
+	// (with the children it had reaped) had used when the clock started:
+	// its start-up and the warm-up (see warmUpPipeline). It is part of
+	// CPUSeconds["worker"].
+	PreClockCPUSeconds float64 `json:"pre_clock_cpu_seconds,omitempty"`
 	// PeakRSSBytes maps a process ("bench" = this harness, "kafka" = the
 	// broker, or whatever a benchmark adds, e.g. "sluice") to its peak
 	// resident set during the benchmark.

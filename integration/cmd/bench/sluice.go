@@ -32,9 +32,9 @@ type sluiceWorker struct {
 	// rssName is the worker's key in peakRSSByRole: "sluice" or "connect".
 	rssName string
 	// readyCPU is the CPU seconds the worker (and the children it had
-	// reaped) had used when it became ready: its start-up, before a
-	// pipeline's clock starts.
-	readyCPU float64
+	// reaped) had used when it became ready: its start-up. clockCPU is
+	// the same when a pipeline's clock started: start-up and warm-up.
+	readyCPU, clockCPU float64
 
 	stopSampler context.CancelFunc
 	samplerDone chan struct{}
@@ -55,7 +55,8 @@ type rssPeak struct {
 	cpuTicks int64
 }
 
-// workerStartTimeout bounds a worker's start until GET /health is 200.
+// workerStartTimeout bounds a worker's start until its REST API answers
+// (awaitReady).
 const workerStartTimeout = time.Minute
 
 var restURLRe = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
@@ -146,25 +147,30 @@ func (w *sluiceWorker) awaitReady(ctx context.Context, path string) (*sluiceWork
 	for {
 		code, _, err := w.call(ctx, http.MethodGet, path, nil)
 		if err == nil && code == http.StatusOK {
-			if t, ok := readProcTimes(strconv.Itoa(w.proc.Pid())); ok {
-				w.readyCPU = ticksToSeconds(t.own + t.children)
-			}
+			w.readyCPU = w.cpuSoFar()
 			return w, nil
 		}
 		if w.proc.Exited() {
-			return w.fail(fmt.Errorf("worker exited during start-up: %v", w.proc.ExitErr()))
+			return w.fail(fmt.Errorf("the %s worker exited during start-up: %v", w.rssName, w.proc.ExitErr()))
 		}
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
-			return w.fail(fmt.Errorf("worker not ready (GET %s): %w", path, err))
+			return w.fail(fmt.Errorf("the %s worker is not ready (GET %s): %w", w.rssName, path, err))
 		}
 	}
 }
 
-// reportStart prints the CPU the worker's start-up took, as a note under
-// benchmark label's result: it is in the benchmark's CPU figures, though
-// not in its time.
+// cpuSoFar is the CPU seconds the worker process and the children it has
+// reaped have used (the plugins still running are not in it).
+func (w *sluiceWorker) cpuSoFar() float64 {
+	t, _ := readProcTimes(strconv.Itoa(w.proc.Pid()))
+	return ticksToSeconds(t.own + t.children)
+}
+
+// reportStart prints the CPU the worker's start-up and warm-up took, as a
+// note under benchmark label's result: they are in the benchmark's CPU
+// figures, though not in its time.
 func (w *sluiceWorker) reportStart(label string) {
-	fmt.Printf("  %s: the worker's start-up, before the clock, took %.2f CPU s\n", label, w.readyCPU)
+	fmt.Printf("  %s: before the clock the worker took %.2f CPU s to start and %.2f to warm up\n", label, w.readyCPU, w.clockCPU-w.readyCPU)
 }
 
 // fail kills a worker that did not start and returns err with its log's
@@ -247,7 +253,7 @@ func (w *sluiceWorker) stop(ctx context.Context) error {
 	w.stopSampler()
 	<-w.samplerDone
 	if err != nil {
-		return fmt.Errorf("stop sluice: %w", err)
+		return fmt.Errorf("stop the %s worker: %w", w.rssName, err)
 	}
 	// Stop returns once the worker is reaped: its times are in ours now.
 	if t, ok := readProcTimes("self"); ok {
@@ -345,8 +351,11 @@ func (w *sluiceWorker) cpuByRole() map[string]float64 {
 		worker = max(worker, w.reapedTicks-plugins)
 	}
 	m := map[string]float64{"worker": ticksToSeconds(worker)}
-	if len(w.peaks) > 1 { // a worker with plugin processes
-		m["plugins"] = ticksToSeconds(plugins)
+	for _, p := range w.peaks {
+		if p.role != "worker" { // a worker with plugin processes
+			m["plugins"] = ticksToSeconds(plugins)
+			break
+		}
 	}
 	return m
 }
