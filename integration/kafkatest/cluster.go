@@ -213,7 +213,7 @@ func (c *Cluster) setup(ctx context.Context, n int, cfg map[string]string, attem
 		c.nodes[i] = nd
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", nd.id, nd.controllerPort))
 	}
-	if err := os.WriteFile(filepath.Join(c.dir, "log4j2.properties"), []byte(log4jConfig), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(c.dir, "log4j2.properties"), []byte(Log4jConfig), 0o644); err != nil {
 		return fmt.Errorf("write log4j config: %w", err)
 	}
 	clusterID, err := newClusterID()
@@ -281,9 +281,11 @@ func (c *Cluster) javaArgs(mainClass string, args ...string) []string {
 	return append(a, args...)
 }
 
-// log4jConfig sends broker logs to stdout (the node's kafka.log), at INFO
-// for Kafka's own state changes but without the chattiest loggers.
-const log4jConfig = `status = warn
+// Log4jConfig sends a Kafka JVM's log to stdout (a broker node's
+// kafka.log, the benchmarks' Kafka Connect worker's log), at INFO for
+// Kafka's own state changes but without the chattiest loggers: the
+// configuration dumps of every client, the request log.
+const Log4jConfig = `status = warn
 appender.console.type = Console
 appender.console.name = STDOUT
 appender.console.layout.type = PatternLayout

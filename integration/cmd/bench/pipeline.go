@@ -298,18 +298,9 @@ func noopSinkBench(ctx context.Context, env *BenchEnv, rt pipelineRuntime, parts
 	var committed int64
 	var first phase
 	for last := time.Now(); ; {
-		offs, err := adm.FetchOffsets(ctx, group)
-		if err != nil && !kerr.IsRetriable(err) {
-			// Retriable: the coordinator of a new group (or the first
-			// group of a fresh broker) may not be ready yet.
-			return Result{}, fmt.Errorf("committed offsets of %s: %w", group, err)
+		if committed, err = groupCommitted(ctx, adm, group, topic); err != nil {
+			return Result{}, err
 		}
-		committed = 0
-		offs.Each(func(o kadm.OffsetResponse) {
-			if o.Topic == topic && o.Err == nil {
-				committed += o.At
-			}
-		})
 		first.see(committed)
 		if committed >= end {
 			break
@@ -386,20 +377,10 @@ func warmUpPipeline(ctx context.Context, env *BenchEnv, rt pipelineRuntime, w *s
 	if err := w.createConnector(ctx, src, rt.sourceConfig(env, topic, records)); err != nil {
 		return err
 	}
-	for {
-		n, err := topicRecords(ctx, adm, topic)
-		if err != nil {
-			return err
-		}
-		if n >= int64(records) {
-			break
-		}
-		if f := w.taskFailure(ctx, src); f != "" {
-			return fmt.Errorf("warm-up %s: %s", src, f)
-		}
-		if err := sleepCtx(ctx, pollEvery); err != nil {
-			return fmt.Errorf("warm-up %s: %d of %d records: %w", src, n, int64(records), err)
-		}
+	if err := w.awaitCount(ctx, src, int64(records), "records on "+topic, func() (int64, error) {
+		return topicRecords(ctx, adm, topic)
+	}); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
 	}
 	if err := w.deleteConnector(ctx, src); err != nil {
 		return err
@@ -408,32 +389,54 @@ func warmUpPipeline(ctx context.Context, env *BenchEnv, rt pipelineRuntime, w *s
 	if err := w.createConnector(ctx, sink, rt.sinkConfig(topic)); err != nil {
 		return err
 	}
-	for {
-		offs, err := adm.FetchOffsets(ctx, "connect-"+sink)
-		if err != nil && !kerr.IsRetriable(err) {
-			return fmt.Errorf("warm-up %s: committed offsets: %w", sink, err)
-		}
-		var committed int64
-		offs.Each(func(o kadm.OffsetResponse) {
-			if o.Topic == topic && o.Err == nil {
-				committed += o.At
-			}
-		})
-		if committed >= int64(records) {
-			break
-		}
-		if f := w.taskFailure(ctx, sink); f != "" {
-			return fmt.Errorf("warm-up %s: %s", sink, f)
-		}
-		if err := sleepCtx(ctx, pollEvery); err != nil {
-			return fmt.Errorf("warm-up %s: committed %d of %d: %w", sink, committed, int64(records), err)
-		}
+	if err := w.awaitCount(ctx, sink, int64(records), "committed", func() (int64, error) {
+		return groupCommitted(ctx, adm, "connect-"+sink, topic)
+	}); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
 	}
 	if err := w.deleteConnector(ctx, sink); err != nil {
 		return err
 	}
 	w.clockCPU = w.cpuSoFar()
 	return nil
+}
+
+// awaitCount polls count until it reaches want, failing early if
+// connector name or one of its tasks FAILED; what says what is counted.
+func (w *sluiceWorker) awaitCount(ctx context.Context, name string, want int64, what string, count func() (int64, error)) error {
+	for {
+		n, err := count()
+		if err != nil {
+			return err
+		}
+		if n >= want {
+			return nil
+		}
+		if f := w.taskFailure(ctx, name); f != "" {
+			return fmt.Errorf("%s: %s", name, f)
+		}
+		if err := sleepCtx(ctx, pollEvery); err != nil {
+			return fmt.Errorf("%s: %d of %d %s: %w", name, n, want, what, err)
+		}
+	}
+}
+
+// groupCommitted is the sum of group's committed offsets on topic's
+// partitions (a sink's progress: the benchmarks' topics start at offset
+// 0). A retriable error counts as nothing committed yet: the coordinator
+// of a new group (or the first group of a fresh broker) may not be ready.
+func groupCommitted(ctx context.Context, adm *kadm.Client, group, topic string) (int64, error) {
+	offs, err := adm.FetchOffsets(ctx, group)
+	if err != nil && !kerr.IsRetriable(err) {
+		return 0, fmt.Errorf("committed offsets of %s: %w", group, err)
+	}
+	var committed int64
+	offs.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic && o.Err == nil {
+			committed += o.At
+		}
+	})
+	return committed, nil
 }
 
 // phase splits a pipeline's time into start-up (connector creation until

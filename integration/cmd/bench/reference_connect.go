@@ -166,21 +166,6 @@ func runTool(ctx context.Context, path string, args ...string) error {
 	return nil
 }
 
-// connectLog4j sends the worker's log to stdout (its log file) at INFO,
-// without the configuration dumps of every client it creates.
-const connectLog4j = `status = warn
-appender.console.type = Console
-appender.console.name = STDOUT
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = info
-rootLogger.appenderRef.stdout.ref = STDOUT
-logger.config.name = org.apache.kafka.common.config.AbstractConfig
-logger.config.level = warn
-logger.appinfo.name = org.apache.kafka.common.utils.AppInfoParser
-logger.appinfo.level = warn
-`
-
 // startConnect runs Kafka Connect's standalone worker with the pipelines'
 // worker properties and no connectors, in a new directory under env.Dir
 // named after name, and waits until its REST API lists connectors.
@@ -219,7 +204,7 @@ func startConnect(ctx context.Context, env *BenchEnv, name string) (*sluiceWorke
 		return nil, err
 	}
 	logConf := filepath.Join(dir, "log4j2.properties")
-	if err := os.WriteFile(logConf, []byte(connectLog4j), 0o644); err != nil {
+	if err := os.WriteFile(logConf, []byte(kafkatest.Log4jConfig), 0o644); err != nil {
 		return nil, fmt.Errorf("write log4j config: %w", err)
 	}
 	args := append(append([]string{}, connectJVMOpts...),
